@@ -1,0 +1,39 @@
+"""The main job: land the bundled snapshot, run ``dbt build``, write the release."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from ingest import release, snapshot
+from ingest.errors import TrackerError
+from ingest.warehouse import PROJECT_ROOT, connect, warehouse_path
+
+
+def run_dbt(*args: str) -> None:
+    """Run dbt in the project on the tracker's warehouse, streaming its progress."""
+    env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse_path())}
+    command = [sys.executable, "-m", "dbt.cli.main", *args]
+    command += ["--project-dir", str(PROJECT_ROOT), "--profiles-dir", str(PROJECT_ROOT)]
+    if subprocess.run(command, env=env, cwd=PROJECT_ROOT).returncode != 0:
+        raise TrackerError(
+            f"`dbt {' '.join(args)}` failed (its output above names the model or test); "
+            "fix it and run `tracker build` again"
+        )
+
+
+def build(snapshot_dir: Path, release_dir: Path) -> None:
+    con = connect()
+    try:
+        for table, counts in snapshot.load(con, snapshot_dir).items():
+            print(f"raw.{table}: {counts}", file=sys.stderr)
+    finally:
+        con.close()
+    run_dbt("build")
+    con = connect(read_only=True)
+    try:
+        manifest = release.write(con, release_dir)
+    finally:
+        con.close()
+    rows = ", ".join(f"{name} {t['rows']}" for name, t in manifest["tables"].items())
+    print(f"release written to {release_dir} ({rows} rows)", file=sys.stderr)

@@ -1,0 +1,148 @@
+"""`tracker`, the one entry point: a failure a user can act on is a message and an exit code."""
+
+import argparse
+import sys
+from pathlib import Path
+
+from ingest import __version__, arxiv_metadata, build, download, release, snapshot
+from ingest.errors import TrackerError
+from ingest.landing import ensure_all_raw_tables, held_back, ingest_run, land_batch
+from ingest.warehouse import connect, warehouse_path
+
+
+def _print_table(headers: list[str], rows: list[tuple]) -> None:
+    cells = [headers] + [["" if v is None else str(v) for v in row] for row in rows]
+    widths = [min(60, max(len(r[i]) for r in cells)) for i in range(len(headers))]
+    for row in cells:
+        print("  ".join(v[:60].ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+
+
+def cmd_build(args: argparse.Namespace) -> None:
+    build.build(args.snapshot, args.release)
+
+
+def cmd_snapshot_export(args: argparse.Namespace) -> None:
+    con = connect(read_only=True)
+    manifest = snapshot.export(con, args.out)
+    for table, entry in manifest["tables"].items():
+        print(f"{args.out / entry['file']}: {entry['records']} records of raw.{table}")
+
+
+def cmd_snapshot_load(args: argparse.Namespace) -> None:
+    con = connect()
+    for table, counts in snapshot.load(con, args.snapshot).items():
+        print(f"raw.{table}: {counts}")
+
+
+def cmd_release(args: argparse.Namespace) -> None:
+    manifest = release.write(connect(read_only=True), args.out)
+    for table in manifest["tables"].values():
+        print(f"{args.out / table['files']['parquet']['path']}: {table['rows']} rows")
+    print(f"{args.out / 'manifest.json'} (snapshot date {manifest['snapshot_date']})")
+
+
+def cmd_download(args: argparse.Namespace) -> None:
+    manifest = download.download(args.source, args.into)
+    tables = ", ".join(f"{n} ({t['rows']} rows)" for n, t in manifest["tables"].items())
+    print(f"verified and installed into {args.into}: {tables}")
+    print(f"query it with: duckdb {args.into}")
+
+
+def cmd_review(args: argparse.Namespace) -> None:
+    con = connect(read_only=True)
+    has_queue = con.execute(
+        "select count(*) from information_schema.tables "
+        "where table_schema = 'meta' and table_name = 'review_queue'"
+    ).fetchone()[0]
+    if not has_queue:
+        print("the review queue is empty (nothing has been landed yet)")
+        return
+    where, params = ("where raw_table = ?", [args.table]) if args.table else ("", [])
+    rows = con.execute(
+        "select raw_table, record_key, failed_expectation, detail, times_seen, last_run_id "
+        f"from meta.review_queue {where} order by raw_table, record_key, failed_expectation "
+        "limit ?",
+        [*params, args.limit],
+    ).fetchall()
+    if not rows:
+        print("the review queue is empty")
+        return
+    _print_table(["raw table", "key", "failed expectation", "detail", "seen", "last run"], rows)
+    print(
+        f"\n{len(rows)} held back. Fix the source (or the suite in ingest/expectations/) "
+        "and land again; the payloads are in meta.review_queue."
+    )
+
+
+def cmd_ingest_arxiv_metadata(args: argparse.Namespace) -> None:
+    con = connect()
+    ensure_all_raw_tables(con)
+    source, entity = arxiv_metadata.SOURCE, arxiv_metadata.ENTITY
+    with ingest_run(con, source, f"ingest arxiv-metadata {args.csv.name}") as run:
+        counts = land_batch(con, run, source, entity, arxiv_metadata.read_csv(args.csv))
+    print(f"raw.{source}__{entity}: {counts}")
+    for _, key, expectation, detail in held_back(con, run.run_id):
+        print(f"  held back {key or '(no key)'}: {expectation}: {detail}")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tracker",
+        description="Framework-inclusion tracker: RL methods from arXiv papers into the code of "
+        "seven training frameworks. The warehouse is TRACKER_WAREHOUSE "
+        f"(now {warehouse_path()}).",
+    )
+    p.add_argument("--version", action="version", version=f"tracker {__version__}")
+    sub = p.add_subparsers(title="commands", required=True, metavar="COMMAND")
+
+    c = sub.add_parser("build", help="land the bundled snapshot, run dbt build, write the release")
+    c.add_argument("--snapshot", type=Path, default=snapshot.SNAPSHOT_DIR, help="snapshot folder")
+    c.add_argument("--release", type=Path, default=release.RELEASE_DIR, help="release folder")
+    c.set_defaults(func=cmd_build)
+
+    c = sub.add_parser("ingest", help="land records from a source into the raw schema")
+    isub = c.add_subparsers(title="sources", required=True, metavar="SOURCE")
+    s = isub.add_parser("arxiv-metadata", help="verified arXiv metadata from a CSV")
+    s.add_argument("csv", type=Path, help="CSV with arxiv_id, title, authors, first_version_date…")
+    s.set_defaults(func=cmd_ingest_arxiv_metadata)
+
+    c = sub.add_parser("snapshot", help="export or load the bundled snapshot of raw records")
+    ssub = c.add_subparsers(title="actions", required=True, metavar="ACTION")
+    s = ssub.add_parser("export", help="write every raw table to the snapshot folder")
+    s.add_argument("--out", type=Path, default=snapshot.SNAPSHOT_DIR)
+    s.set_defaults(func=cmd_snapshot_export)
+    s = ssub.add_parser("load", help="land the snapshot into the warehouse (idempotent)")
+    s.add_argument("--snapshot", type=Path, default=snapshot.SNAPSHOT_DIR)
+    s.set_defaults(func=cmd_snapshot_load)
+
+    c = sub.add_parser("release", help="write every mart as Parquet and CSV with a manifest")
+    c.add_argument("--out", type=Path, default=release.RELEASE_DIR)
+    c.set_defaults(func=cmd_release)
+
+    c = sub.add_parser("download", help="verify a release and install it as a DuckDB file")
+    c.add_argument("source", help="release folder, URL of its manifest.json, or .zip/.tar.gz")
+    c.add_argument("--into", type=Path, default=Path("tracker-release.duckdb"))
+    c.set_defaults(func=cmd_download)
+
+    c = sub.add_parser("review", help="list records held back by validation")
+    c.add_argument("--table", help="only this raw table, e.g. arxiv__papers")
+    c.add_argument("--limit", type=int, default=200)
+    c.set_defaults(func=cmd_review)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        args.func(args)
+    except TrackerError as exc:
+        print(f"tracker: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("tracker: interrupted; batches that had not committed left nothing", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
