@@ -13,7 +13,7 @@ from ingest.warehouse import PROJECT_ROOT, connect, warehouse_path
 def run_dbt(*args: str) -> None:
     """Run dbt in the project on the tracker's warehouse, streaming its progress."""
     env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse_path())}
-    command = [sys.executable, "-m", "dbt.cli.main", *args]
+    command = [sys.executable, "-W", "ignore::RuntimeWarning", "-m", "dbt.cli.main", *args]
     command += ["--project-dir", str(PROJECT_ROOT), "--profiles-dir", str(PROJECT_ROOT)]
     if subprocess.run(command, env=env, cwd=PROJECT_ROOT).returncode != 0:
         raise TrackerError(

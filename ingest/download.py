@@ -24,7 +24,8 @@ from ingest.errors import TrackerError
 from ingest.http import TIMEOUT, session
 from ingest.snapshot import sha256_file
 
-TABLE_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
+NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
+TYPE = re.compile(r"^[A-Z]+( [A-Z]+)?(\(\d+(, ?\d+)?\))?(\[\])*$")
 NOTHING = "nothing was installed"
 
 
@@ -69,8 +70,11 @@ def _read_manifest(folder: Path) -> dict[str, Any]:
         manifest = json.loads(path.read_text())
         tables = manifest["tables"]
         for name, table in tables.items():
-            if not TABLE_NAME.match(name):
-                raise TrackerError(f"manifest.json names a table {name!r}; {NOTHING}")
+            odd = [name] if not NAME.match(name) else []
+            odd += [c["name"] for c in table["columns"] if not NAME.match(c["name"])]
+            odd += [c["type"] for c in table["columns"] if not TYPE.match(c["type"])]
+            if odd:
+                raise TrackerError(f"manifest.json has unsafe names or types {odd}; {NOTHING}")
             for entry in table["files"].values():
                 _safe_name(entry["path"], "manifest.json")
     except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
@@ -166,7 +170,8 @@ def _quote(text: str) -> str:
 
 
 def _install(folder: Path, manifest: dict[str, Any], into: Path) -> None:
-    """One table per mart from its Parquet file, with the manifest's descriptions as comments."""
+    """One table per mart from its Parquet file, with the manifest's types, constraints and
+    descriptions (as comments), so the file matches the marts it was released from."""
     into.parent.mkdir(parents=True, exist_ok=True)
     partial = into.with_name(f".{into.name}.partial")
     partial.unlink(missing_ok=True)
@@ -174,7 +179,14 @@ def _install(folder: Path, manifest: dict[str, Any], into: Path) -> None:
     try:
         for name, table in sorted(manifest["tables"].items()):
             parquet = folder / table["files"]["parquet"]["path"]
-            con.execute(f"create table {name} as select * from read_parquet(?)", [str(parquet)])
+            columns = [
+                f'"{c["name"]}" {c["type"]}' + ("" if c.get("nullable", True) else " not null")
+                for c in table["columns"]
+            ]
+            if table.get("primary_key"):
+                columns.append(f"primary key ({', '.join(table['primary_key'])})")
+            con.execute(f"create table {name} ({', '.join(columns)})")
+            con.execute(f"insert into {name} select * from read_parquet(?)", [str(parquet)])
             con.execute(f"comment on table {name} is {_quote(table.get('description', ''))}")
             for column in table["columns"]:
                 con.execute(

@@ -94,8 +94,14 @@ def write(con: duckdb.DuckDBPyConnection, out_dir: Path = RELEASE_DIR) -> dict[s
             "description": doc["description"],
             "rows": con.execute(f"select count(*) from {MARTS_SCHEMA}.{name}").fetchone()[0],
             "files": files,
+            "primary_key": [c[0] for c in columns if c[3] == "PRI"],
             "columns": [
-                {"name": c[0], "type": c[1], "description": doc["columns"].get(c[0], "")}
+                {
+                    "name": c[0],
+                    "type": c[1],
+                    "nullable": c[2] == "YES",
+                    "description": doc["columns"].get(c[0], ""),
+                }
                 for c in columns
             ],
         }
@@ -129,14 +135,16 @@ def _datapackage(manifest: dict[str, Any]) -> dict[str, Any]:
                 "hash": f"sha256:{table['files']['csv']['sha256']}",
                 "description": table["description"],
                 "schema": {
+                    "primaryKey": table["primary_key"],
                     "fields": [
                         {
                             "name": c["name"],
                             "type": _frictionless_type(c["type"]),
                             "description": c["description"],
+                            "constraints": {"required": not c["nullable"]},
                         }
                         for c in table["columns"]
-                    ]
+                    ],
                 },
             }
             for name, table in manifest["tables"].items()

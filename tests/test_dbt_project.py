@@ -1,0 +1,87 @@
+"""The dbt project's promises: sources match the landing, every column documented, contracts on."""
+
+from pathlib import Path
+
+import duckdb
+import pytest
+import yaml
+
+from ingest import validation
+from ingest.build import run_dbt
+from ingest.errors import TrackerError
+from tests.conftest import ROOT
+
+LAYERS = {"staging": "staging", "intermediate": "intermediate", "marts": "marts"}
+
+
+def yaml_models(layer: str) -> dict[str, dict]:
+    models = {}
+    for path in (ROOT / "models" / layer).rglob("*.yml"):
+        for model in (yaml.safe_load(path.read_text()) or {}).get("models", []):
+            models[model["name"]] = model
+    return models
+
+
+def test_every_raw_table_with_a_suite_is_a_dbt_source_and_back():
+    sources = set()
+    for path in (ROOT / "models" / "staging").rglob("_*__sources.yml"):
+        for source in yaml.safe_load(path.read_text())["sources"]:
+            assert source["schema"] == "raw"
+            sources |= {t.get("identifier", t["name"]) for t in source["tables"]}
+    assert sources == set(validation.suite_names())
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_every_model_file_is_described_with_every_column(layer, built):
+    warehouse, _ = built
+    files = {p.stem for p in (ROOT / "models" / layer).rglob("*.sql")}
+    documented = yaml_models(layer)
+    assert files == set(documented), "each model needs an entry in its folder's YAML"
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        for name, model in documented.items():
+            assert model.get("description"), name
+            actual = [r[0] for r in con.execute(f"describe {LAYERS[layer]}.{name}").fetchall()]
+            described = [c["name"] for c in model["columns"] if c.get("description")]
+            assert actual == described, f"{name}: columns and their descriptions differ"
+    finally:
+        con.close()
+
+
+def test_every_released_mart_has_an_enforced_contract_and_a_tested_key():
+    for name, model in yaml_models("marts").items():
+        assert model["config"]["contract"]["enforced"] is True, name
+        assert all(c.get("data_type") for c in model["columns"]), name
+        tested = [
+            c
+            for c in model["columns"]
+            if {"unique", "not_null"} <= set(map(str, c.get("data_tests", [])))
+        ]
+        assert tested, f"{name} has no column tested unique and not null"
+
+
+def test_dbt_on_a_warehouse_that_was_never_landed_says_what_to_do(warehouse, capfd):
+    warehouse.parent.mkdir()  # as warehouse/ is in a fresh clone
+    with pytest.raises(TrackerError, match="`dbt build` failed"):
+        run_dbt("build")
+    assert "run `tracker build` (or `tracker snapshot load`) first" in capfd.readouterr().out
+
+
+def test_staging_reads_the_latest_version_of_each_record(built, tmp_path):
+    warehouse, _ = built
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        raw = con.execute("select count(distinct record_key) from raw.arxiv__papers").fetchone()[0]
+        staged = con.execute("select count(*) from staging.stg_arxiv__papers").fetchone()[0]
+    finally:
+        con.close()
+    assert raw == staged > 0
+
+
+def test_a_fresh_clone_has_the_default_warehouse_folder():
+    assert (ROOT / "warehouse" / ".gitkeep").exists()
+
+
+def test_generic_tests_live_in_macros_not_packages():
+    assert not (ROOT / "packages.yml").exists() and not (ROOT / "dependencies.yml").exists()
+    assert list(Path(ROOT / "macros" / "tests").glob("*.sql"))

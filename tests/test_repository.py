@@ -1,0 +1,44 @@
+"""Promises about the repository itself: the README's two commands, CI running them, clean code."""
+
+import re
+import subprocess
+import sys
+
+import duckdb
+
+from tests.conftest import ROOT
+
+
+def readme_commands() -> list[str]:
+    block = re.search(r"```[a-z]*\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
+    return [line for line in block.splitlines() if line.strip()]
+
+
+def test_the_readme_opens_with_exactly_two_commands():
+    main_job, tests = readme_commands()
+    assert "tracker build" in main_job
+    assert "pytest" in tests
+
+
+def test_ci_runs_the_readmes_test_command():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "README.md" in ci and "sed -n 2p" in ci
+
+
+def test_python_is_lint_clean():
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", str(ROOT)], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout
+
+
+def test_the_readmes_queries_run_on_a_built_warehouse(built):
+    warehouse, _ = built
+    queries = re.findall(r"```sql\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert len(queries) == 3
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        for query in queries:
+            assert con.execute(query).fetchall(), query
+    finally:
+        con.close()
