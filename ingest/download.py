@@ -20,9 +20,9 @@ from urllib.parse import urljoin
 import duckdb
 import requests
 
+from ingest.checksums import verify_file
 from ingest.errors import TrackerError
 from ingest.http import TIMEOUT, session
-from ingest.snapshot import sha256_file
 
 NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 TYPE = re.compile(r"^[A-Z]+( [A-Z]+)?(\(\d+(, ?\d+)?\))?(\[\])*$")
@@ -87,15 +87,8 @@ def verify(folder: Path) -> dict[str, Any]:
     manifest = _read_manifest(folder)
     for name, table in manifest["tables"].items():
         for entry in table["files"].values():
-            path = folder / entry["path"]
-            if not path.is_file():
-                raise TrackerError(f"{entry['path']} (table {name}) is missing; {NOTHING}")
-            actual = sha256_file(path)
-            if actual != entry["sha256"]:
-                raise TrackerError(
-                    f"{entry['path']} (table {name}) fails its checksum: sha256 {actual} "
-                    f"but the manifest says {entry['sha256']}; {NOTHING}"
-                )
+            label = f"{entry['path']} (table {name})"
+            verify_file(folder / entry["path"], entry["sha256"], label, NOTHING)
     return manifest
 
 

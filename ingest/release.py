@@ -14,8 +14,9 @@ import duckdb
 import yaml
 
 from ingest import __version__
+from ingest.checksums import sha256_file
 from ingest.errors import TrackerError
-from ingest.snapshot import sha256_file, snapshot_date
+from ingest.snapshot import snapshot_date
 from ingest.warehouse import PROJECT_ROOT
 
 MARTS_DIR = PROJECT_ROOT / "models" / "marts"

@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 
 from ingest import __version__
+from ingest.checksums import verify_file
 from ingest.errors import TrackerError
 from ingest.landing import Counts, Record, ensure_all_raw_tables, ingest_run, land_batch
 from ingest.warehouse import PROJECT_ROOT
@@ -24,14 +25,6 @@ from ingest.warehouse import PROJECT_ROOT
 SNAPSHOT_DIR = PROJECT_ROOT / "snapshot"
 MANIFEST = "manifest.json"
 FIELDS = ("record_key", "record_version", "source", "origin", "fetched_at", "ingester_version")
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def raw_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -107,14 +100,7 @@ def read(snapshot_dir: Path = SNAPSHOT_DIR) -> dict[str, list[Record]]:
     restore = "restore it with `git checkout -- snapshot/` or re-export the snapshot"
     for table, entry in tables.items():
         path = snapshot_dir / entry["file"]
-        if not path.exists():
-            raise TrackerError(f"snapshot file {path} (raw.{table}) is missing: {restore}")
-        actual = sha256_file(path)
-        if actual != entry["sha256"]:
-            raise TrackerError(
-                f"snapshot file {path} is corrupted or truncated: sha256 {actual[:12]}… "
-                f"does not match the manifest's {entry['sha256'][:12]}…; {restore}"
-            )
+        verify_file(path, entry["sha256"], f"snapshot file {path} (raw.{table})", restore)
     return {t: _read_file(snapshot_dir / e["file"], e["records"]) for t, e in tables.items()}
 
 

@@ -63,7 +63,7 @@ def test_a_corrupted_file_is_named_and_nothing_lands(exported):
     path = exported / "arxiv__papers.jsonl.gz"
     path.write_bytes(path.read_bytes()[:-20])  # truncated
     target = fresh()
-    with pytest.raises(TrackerError, match=r"arxiv__papers.jsonl.gz is corrupted or truncated"):
+    with pytest.raises(TrackerError, match=r"jsonl.gz \(raw.arxiv__papers\) fails its checksum"):
         snapshot.load(target, exported)
     assert target.execute("select count(*) from raw.arxiv__papers").fetchone()[0] == 0
     assert target.execute("select count(*) from meta.runs").fetchone()[0] == 0
