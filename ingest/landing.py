@@ -245,33 +245,27 @@ def _land_chunk(
     _queue_for_review(con, run, table, rows, failures)
 
     good = [r for i, r in enumerate(rows) if i not in failed_rows]
-    state = _existing_versions(con, table, sorted({r["key"] for r in good}))
+    history = _existing_versions(con, table, sorted({r["key"] for r in good}))
     counts = Counts(quarantined=len(failed_rows))
     now = utc_now()
     out: dict[str, list] = {c: [] for c in RAW_COLUMNS}
     for row in good:
         rec: Record = row["record"]
         fetched_at = rec.fetched_at or now
-        st = state.setdefault(row["key"], {"max": 0, "latest": None, "seen": set()})
-        if (st["latest"] and st["latest"][2] == row["sha"]) or (row["sha"], fetched_at) in st[
-            "seen"
-        ]:
+        key = history.setdefault(row["key"], KeyHistory())
+        if key.holds(row["sha"], fetched_at):
             counts.unchanged += 1
             continue
-        version = st["max"] + 1
-        if st["max"]:
+        if key.highest:
             counts.changed += 1
         else:
             counts.landed += 1
-        st["max"] = version
-        st["seen"].add((row["sha"], fetched_at))
-        if st["latest"] is None or (fetched_at, version) >= st["latest"][:2]:
-            st["latest"] = (fetched_at, version, row["sha"])
+        key.add(key.highest + 1, row["sha"], fetched_at)
         for col, value in zip(
             RAW_COLUMNS,
             (
                 row["key"],
-                version,
+                key.highest,
                 row["text"],
                 row["sha"],
                 source,
@@ -293,25 +287,38 @@ def _land_chunk(
     return counts
 
 
+@dataclass
+class KeyHistory:
+    """What the warehouse already holds for one record key."""
+
+    highest: int = 0  # highest version
+    latest: tuple[datetime, int, str] | None = None  # (fetched_at, version, sha) fetched last
+    seen: set[tuple[str, datetime]] = field(default_factory=set)  # every (sha, fetched_at)
+
+    def add(self, version: int, sha: str, fetched_at: datetime) -> None:
+        self.highest = max(self.highest, version)
+        self.seen.add((sha, fetched_at))
+        if self.latest is None or (fetched_at, version) >= self.latest[:2]:
+            self.latest = (fetched_at, version, sha)
+
+    def holds(self, sha: str, fetched_at: datetime) -> bool:
+        """Same content as the latest version, or this exact fetch landed before (a re-land)."""
+        return (self.latest is not None and self.latest[2] == sha) or (sha, fetched_at) in self.seen
+
+
 def _existing_versions(
     con: duckdb.DuckDBPyConnection, table: str, keys: list[str]
-) -> dict[str, dict[str, Any]]:
-    """Per key: highest version, latest (fetched_at, version, sha), and every (sha, fetched_at)."""
-    state: dict[str, dict[str, Any]] = {}
-    if not keys:
-        return state
-    found = con.execute(
-        f"select record_key, record_version, content_sha256, fetched_at from raw.{table} "
-        "where record_key in (select unnest(?::varchar[])) order by record_key, record_version",
-        [keys],
-    ).fetchall()
-    for key, version, sha, fetched_at in found:
-        st = state.setdefault(key, {"max": 0, "latest": None, "seen": set()})
-        st["max"] = max(st["max"], version)
-        st["seen"].add((sha, fetched_at))
-        if st["latest"] is None or (fetched_at, version) >= st["latest"][:2]:
-            st["latest"] = (fetched_at, version, sha)
-    return state
+) -> dict[str, KeyHistory]:
+    history: dict[str, KeyHistory] = {}
+    if keys:
+        found = con.execute(
+            f"select record_key, record_version, content_sha256, fetched_at from raw.{table} "
+            "where record_key in (select unnest(?::varchar[]))",
+            [keys],
+        ).fetchall()
+        for key, version, sha, fetched_at in found:
+            history.setdefault(key, KeyHistory()).add(version, sha, fetched_at)
+    return history
 
 
 def _queue_for_review(
