@@ -4,7 +4,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ingest import __version__, arxiv_metadata, build, download, release, snapshot
+from ingest import __version__, arxiv_metadata, build, download, frameworks, release, snapshot
 from ingest.errors import TrackerError
 from ingest.landing import ensure_all_raw_tables, held_back, ingest_run, land_batch
 from ingest.warehouse import connect, warehouse_path
@@ -85,6 +85,32 @@ def cmd_ingest_arxiv_metadata(args: argparse.Namespace) -> None:
         print(f"  held back {key or '(no key)'}: {expectation}: {detail}")
 
 
+def cmd_ingest_frameworks(args: argparse.Namespace) -> None:
+    known = frameworks.frameworks()
+    repos = dict(item.split("=", 1) for item in args.repo if "=" in item)
+    if len(repos) != len(args.repo):
+        raise TrackerError("--repo takes NAME=PATH_OR_URL, e.g. --repo verl=/data/verl.git")
+    chosen = args.framework or list(known)
+    unknown = sorted((set(chosen) | set(repos)) - set(known))
+    if unknown:
+        raise TrackerError(
+            f"unknown framework {', '.join(unknown)}: choose from {', '.join(known)} "
+            "(seeds/framework_repositories.csv)"
+        )
+    con = connect()
+    failed = []
+    for name in chosen:
+        try:
+            summary = frameworks.ingest(con, name, repos.get(name))
+        except TrackerError as exc:
+            print(f"tracker: error: {exc}", file=sys.stderr)
+            failed.append(name)
+            continue
+        print("  ".join(f"{k}: {v}" for k, v in summary.items()))
+    if failed:
+        raise TrackerError(f"not ingested: {', '.join(failed)} (the others were landed)")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="tracker",
@@ -105,6 +131,23 @@ def parser() -> argparse.ArgumentParser:
     s = isub.add_parser("arxiv-metadata", help="verified arXiv metadata from a CSV")
     s.add_argument("csv", type=Path, help="CSV with arxiv_id, title, authors, first_version_date…")
     s.set_defaults(func=cmd_ingest_arxiv_metadata)
+
+    s = isub.add_parser("frameworks", help="mine the frameworks' main-branch histories")
+    s.add_argument(
+        "--framework",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this framework (repeatable); default: every framework in the seed",
+    )
+    s.add_argument(
+        "--repo",
+        action="append",
+        default=[],
+        metavar="NAME=PATH_OR_URL",
+        help="read NAME from this clone, bare git directory or URL instead of the seed's",
+    )
+    s.set_defaults(func=cmd_ingest_frameworks)
 
     c = sub.add_parser("snapshot", help="export or load the bundled snapshot of raw records")
     ssub = c.add_subparsers(title="actions", required=True, metavar="ACTION")

@@ -1,0 +1,344 @@
+"""Walk a framework's main-branch first-parent history once and turn it into dated facts.
+
+One ``git log --raw`` gives every first-parent commit with the blob ids of the files it changed;
+file contents come from git's object store (one ``cat-file`` process), never from a checkout, and
+everything read is cached by blob id. From that walk come three raw entities:
+
+- ``git__commits``: facts of every first-parent commit (no message text), with the flags that make
+  a landing date an upper bound (root commit, bulk import, renamed algorithm location);
+- ``git__option_sets``: at each commit that touches an algorithm location, every option found
+  there (a file that does not parse is recorded and its last good reading kept);
+- ``git__citations``: the citation audit, each arXiv id per file with when it appeared and, if it
+  did, when it went.
+"""
+
+import fnmatch
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import git
+
+from ingest import __version__, extractors
+from ingest.errors import TrackerError
+
+INGESTER_VERSION = f"git_history/{__version__}"
+BULK_IMPORT_FILES = 50  # a commit adding at least this many files is a bulk import
+MAX_TEXT_BYTES = 2_000_000  # larger blobs are not read for citations or options
+ARXIV_ID = re.compile(
+    r"(?:arxiv\.org/(?:abs|pdf|html)/|arxiv:\s?)(\d{4}\.\d{4,5})(?:v\d+)?", re.IGNORECASE
+)
+PR_NUMBER = re.compile(r"(?:\(#(\d+)\)\s*$|^Merge pull request #(\d+))")
+FORMAT = "%x1e%H%x1f%P%x1f%an%x1f%cI%x1f%s"
+
+
+@dataclass(frozen=True)
+class Location:
+    """One row of the algorithm_locations seed."""
+
+    framework: str
+    path_pattern: str
+    extractor: str  # a kind in extractors.EXTRACTORS, or "recipe"
+    selector: str
+    field: str
+    tier: str
+
+    def match(self, path: str) -> re.Match | None:
+        return _pattern(self.path_pattern).fullmatch(path)
+
+
+def _pattern(glob: str) -> re.Pattern:
+    """A path glob: ``**`` crosses folders, ``*`` does not and captures (recipe names)."""
+    out, i = "", 0
+    while i < len(glob):
+        if glob.startswith("**", i):
+            out, i = out + ".*", i + 2
+        elif glob[i] == "*":
+            out, i = out + "([^/]*)", i + 1
+        else:
+            out, i = out + re.escape(glob[i]), i + 1
+    return re.compile(out)
+
+
+@dataclass
+class Change:
+    status: str  # A, M, D, T or R (renames)
+    old_path: str | None
+    new_path: str | None
+    old_blob: str | None
+    new_blob: str | None
+
+
+@dataclass
+class Commit:
+    sha: str
+    parents: list[str]
+    author: str
+    committed_at: str  # ISO 8601 with the committer's offset
+    pr_number: int | None
+    changes: list[Change] = field(default_factory=list)
+
+
+def open_repository(path: Path, branch: str) -> git.Repo:
+    """A clone or bare git directory with a full history of ``branch``, or a TrackerError."""
+    try:
+        repo = git.Repo(path)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise TrackerError(
+            f"{path} is not a git repository (a clone or a bare git directory)"
+        ) from None
+    # A bare directory without a config file (as mirrors come) is taken for a work tree.
+    repo.git.update_environment(GIT_DIR=repo.git_dir)
+    if (Path(repo.git_dir) / "shallow").exists():
+        raise TrackerError(
+            f"{path} is a shallow clone, so its history is cut short: run "
+            f"`git -C {path} fetch --unshallow` and ingest again"
+        )
+    if resolve_branch(repo, branch) is None:
+        raise TrackerError(f"{path} has no branch {branch!r} (looked in refs/heads and origin)")
+    return repo
+
+
+def resolve_branch(repo: git.Repo, branch: str) -> str | None:
+    for ref in (f"refs/heads/{branch}", f"refs/remotes/origin/{branch}"):
+        try:
+            repo.git.rev_parse("--verify", "--quiet", ref)
+            return ref
+        except git.GitCommandError:
+            continue
+    return None
+
+
+def first_parent_commits(repo: git.Repo, ref: str, after: str | None = None) -> Iterator[Commit]:
+    """Every first-parent commit of ``ref`` (after ``after``), oldest first, with its changes."""
+    span = f"{after}..{ref}" if after else ref
+    out = repo.git.log(
+        "--first-parent",
+        "--diff-merges=first-parent",
+        "--raw",
+        "-M",
+        "--root",
+        "--no-abbrev",
+        "-z",
+        "--reverse",
+        f"--format={FORMAT}",
+        span,
+    )
+    for block in out.split("\x1e")[1:]:
+        header, _, raw = block.partition("\n")
+        sha, parents, author, committed_at, subject = header.split("\x1f", 4)
+        pr = PR_NUMBER.search(subject)
+        commit = Commit(
+            sha,
+            parents.split(),
+            author,
+            committed_at,
+            int(pr.group(1) or pr.group(2)) if pr else None,
+        )
+        fields = raw.strip("\x00\n").split("\x00")
+        i = 0
+        while i < len(fields) and fields[i].startswith(":"):
+            _, _, old_blob, new_blob, status = fields[i][1:].split(" ")
+            kind = status[0]
+            if kind in "RC":
+                old_path, new_path, i = fields[i + 1], fields[i + 2], i + 3
+            else:
+                old_path = new_path = fields[i + 1]
+                i += 2
+            null = "0" * 40
+            commit.changes.append(
+                Change(
+                    kind,
+                    None if kind == "A" else old_path,
+                    None if kind == "D" else new_path,
+                    None if old_blob == null else old_blob,
+                    None if new_blob == null else new_blob,
+                )
+            )
+        yield commit
+
+
+def read_blob(repo: git.Repo, blob: str, missing: set[str]) -> str | None:
+    """The blob as text; None if binary or too large, or (noted in ``missing``) not in the store."""
+    try:
+        if repo.odb.info(bytes.fromhex(blob)).size > MAX_TEXT_BYTES:
+            return None
+        data = repo.odb.stream(bytes.fromhex(blob)).read()
+    except (ValueError, git.BadObject, git.BadName, OSError):
+        missing.add(blob)
+        return None
+    return None if b"\x00" in data[:8192] else data.decode("utf-8", errors="replace")
+
+
+@dataclass
+class State:
+    """Where a walk stands after a commit; an incremental run rebuilds it from the warehouse."""
+
+    position: int = 0  # first-parent commits walked from the root
+    files: dict[str, str] = field(default_factory=dict)  # path → blob id
+    citations: dict[tuple[str, str], dict] = field(default_factory=dict)  # open: (path, id) → fact
+    last_good: dict[tuple[str, str], list[dict]] = field(default_factory=dict)  # see option_set
+
+
+@dataclass
+class Mined:
+    commits: list[dict] = field(default_factory=list)
+    option_sets: list[dict] = field(default_factory=list)
+    citations: list[dict] = field(default_factory=list)  # every citation opened or closed
+    missing_blobs: set[str] = field(default_factory=set)
+
+
+class Miner:
+    """Mines one framework; caches derived values (never file texts) by blob id."""
+
+    def __init__(self, repo: git.Repo, framework: str, locations: list[Location]):
+        self.repo, self.framework, self.locations = repo, framework, locations
+        self.ids: dict[str, frozenset[str]] = {}
+        self.readings: dict[tuple, list[dict] | str] = {}
+        self.where: dict[str, tuple[Location, ...]] = {}
+        self.mined = Mined()
+
+    def locations_of(self, path: str) -> tuple[Location, ...]:
+        if path not in self.where:
+            self.where[path] = tuple(loc for loc in self.locations if loc.match(path))
+        return self.where[path]
+
+    def run(self, ref: str, state: State, after: str | None = None) -> Mined:
+        commits = list(first_parent_commits(self.repo, ref, after))
+        for done, commit in enumerate(commits, start=1):
+            self.commit(commit, state)
+            progress(self.framework, done, len(commits))
+        return self.mined
+
+    def commit(self, commit: Commit, state: State) -> None:
+        state.position += 1
+        when = commit.committed_at
+        renamed, touched = [], False
+        for ch in commit.changes:
+            if ch.old_path:
+                state.files.pop(ch.old_path, None)
+            if ch.new_path:
+                state.files[ch.new_path] = ch.new_blob
+            at_location = any(self.locations_of(p) for p in (ch.old_path, ch.new_path) if p)
+            touched |= at_location
+            if at_location and ch.status == "R":
+                renamed.append([ch.old_path, ch.new_path])
+            self.audit(ch, commit.sha, when, state)
+        if touched:
+            self.mined.option_sets.append(self.option_set(commit, state))
+        self.mined.commits.append(
+            {
+                "framework": self.framework,
+                "sha": commit.sha,
+                "position": state.position,
+                "committed_at": when,
+                "author_name": commit.author,
+                "parent_count": len(commit.parents),
+                "files_changed": len(commit.changes),
+                "files_added": sum(ch.status == "A" for ch in commit.changes),
+                "pr_number": commit.pr_number,
+                "is_root": not commit.parents,
+                "is_bulk_import": sum(ch.status == "A" for ch in commit.changes)
+                >= BULK_IMPORT_FILES,
+                "renamed_locations": renamed,
+                "touches_location": touched,
+            }
+        )
+
+    def arxiv_ids(self, blob: str | None, path: str) -> frozenset[str]:
+        if blob is None or not is_text_path(path):
+            return frozenset()
+        if blob not in self.ids:
+            text = read_blob(self.repo, blob, self.mined.missing_blobs)
+            self.ids[blob] = frozenset(ARXIV_ID.findall(text or ""))
+        return self.ids[blob]
+
+    def audit(self, ch: Change, sha: str, when: str, state: State) -> None:
+        """Open a citation where an id appears in a file, close it where it disappears."""
+        old = self.arxiv_ids(ch.old_blob, ch.old_path) if ch.old_path else frozenset()
+        new = self.arxiv_ids(ch.new_blob, ch.new_path) if ch.new_path else frozenset()
+        moved = ch.old_path != ch.new_path
+        for arxiv_id in sorted(old - new if not moved else old):
+            fact = state.citations.pop((ch.old_path, arxiv_id), None)
+            if fact:
+                self.mined.citations.append({**fact, "removed_sha": sha, "removed_at": when})
+        for arxiv_id in sorted(new - old if not moved else new):
+            state.citations[(ch.new_path, arxiv_id)] = fact = {
+                "framework": self.framework,
+                "arxiv_id": arxiv_id,
+                "path": ch.new_path,
+                "first_seen_sha": sha,
+                "first_seen_at": when,
+                "removed_sha": None,
+                "removed_at": None,
+            }
+            self.mined.citations.append(fact)
+
+    def read(self, loc: Location, path: str, blob: str) -> list[dict] | str:
+        """Observations of one location in one file, or the reason it could not be read."""
+        key = (blob, loc.extractor, loc.selector, loc.field)
+        if key not in self.readings:
+            text = read_blob(self.repo, blob, self.mined.missing_blobs)
+            if text is None:
+                why = (
+                    "missing from the repository"
+                    if blob in self.mined.missing_blobs
+                    else ("binary or larger than the text limit")
+                )
+                self.readings[key] = f"blob {blob} {why}"
+            else:
+                try:
+                    found = extractors.EXTRACTORS[loc.extractor](text, loc.selector, loc.field)
+                    self.readings[key] = [vars(o) for o in found]
+                except extractors.ExtractionError as exc:
+                    self.readings[key] = str(exc)
+        return self.readings[key]
+
+    def option_set(self, commit: Commit, state: State) -> dict:
+        options, failures = [], []
+        for path, blob in state.files.items():
+            for loc in self.locations_of(path):
+                where = {"path": path, "extractor": loc.extractor, "tier": loc.tier}
+                if loc.extractor == "recipe":  # the option is the folder, whatever its files
+                    folder = loc.match(path)
+                    options.append(
+                        {
+                            "field": loc.field,
+                            "value": folder.group(1),
+                            "is_default": None,
+                            "field_default": None,
+                            **where,
+                            "path": path[: folder.end(1)],
+                        }
+                    )
+                    continue
+                reading = self.read(loc, path, blob)
+                slot = (path, f"{loc.extractor}|{loc.selector}|{loc.field}")
+                if isinstance(reading, str):
+                    failures.append({"path": path, "blob": blob, "error": reading})
+                    reading = state.last_good.get(slot, [])
+                else:
+                    state.last_good[slot] = reading
+                options += [{**o, **where} for o in reading]
+        unique = {tuple(sorted(o.items(), key=lambda kv: kv[0])): o for o in options}
+        return {
+            "framework": self.framework,
+            "sha": commit.sha,
+            "position": state.position,
+            "committed_at": commit.committed_at,
+            "options": sorted(unique.values(), key=lambda o: (o["field"], o["value"], o["path"])),
+            "parse_failures": sorted(failures, key=lambda f: f["path"]),
+        }
+
+
+def progress(framework: str, done: int, total: int) -> None:
+    if done == total or done % 250 == 0:
+        end = "\n" if done == total else ""
+        print(f"\r{framework}: {done}/{total} commits walked", end=end, file=sys.stderr, flush=True)
+
+
+def is_text_path(path: str) -> bool:
+    """Lock files and other generated files cite nothing worth auditing."""
+    return not fnmatch.fnmatch(path, "*.lock")

@@ -1,0 +1,25 @@
+with source as (
+
+    {{ latest_records(source('git', 'citations')) }}
+
+),
+
+renamed as (
+
+    select
+        -- ids
+        payload ->> 'framework' as framework,
+        payload ->> 'arxiv_id' as arxiv_id,
+        payload ->> 'path' as path,
+
+        -- appearance and removal
+        payload ->> 'first_seen_sha' as first_seen_sha,
+        cast(payload ->> 'first_seen_at' as timestamptz) at time zone 'UTC' as first_seen_at,
+        payload ->> 'removed_sha' as removed_sha,
+        cast(payload ->> 'removed_at' as timestamptz) at time zone 'UTC' as removed_at
+
+    from source
+
+)
+
+select * from renamed

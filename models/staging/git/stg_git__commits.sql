@@ -1,0 +1,35 @@
+with source as (
+
+    {{ latest_records(source('git', 'commits')) }}
+
+),
+
+renamed as (
+
+    select
+        -- ids
+        payload ->> 'framework' as framework,
+        payload ->> 'sha' as commit_sha,
+        cast(payload ->> 'position' as integer) as first_parent_position,
+        cast(payload ->> 'pr_number' as integer) as pr_number,
+
+        -- dates (committer date, the date a landing is given)
+        cast(payload ->> 'committed_at' as timestamptz) at time zone 'UTC' as committed_at,
+
+        -- facts
+        payload ->> 'author_name' as author_name,
+        cast(payload ->> 'parent_count' as integer) as parent_count,
+        cast(payload ->> 'files_changed' as integer) as files_changed,
+        cast(payload ->> 'files_added' as integer) as files_added,
+        cast(payload ->> 'touches_location' as boolean) as touches_location,
+
+        -- upper-bound flags (SPEC §4)
+        cast(payload ->> 'is_root' as boolean) as is_root,
+        cast(payload ->> 'is_bulk_import' as boolean) as is_bulk_import,
+        json_array_length(payload -> 'renamed_locations') > 0 as renames_location
+
+    from source
+
+)
+
+select * from renamed

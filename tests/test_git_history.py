@@ -1,0 +1,238 @@
+"""Mining framework histories, on small git repositories built here with GitPython."""
+
+import json
+import os
+
+import duckdb
+import git
+import pytest
+
+from ingest import frameworks
+from ingest.errors import TrackerError
+from ingest.git_history import Location, Miner, State, open_repository
+
+LOCATIONS = [
+    Location(
+        "verl", "algos/core.py", "registry", "register_policy_loss", "loss_mode", "selectable"
+    ),
+    Location("verl", "algos/config.py", "field", "Config.*", "*", "switch"),
+    Location("verl", "recipe/*/**", "recipe", "", "recipe", "recipe"),
+]
+
+
+def loss(*names):
+    return "".join(f'@register_policy_loss("{n}")\ndef f_{n}():\n    pass\n\n' for n in names)
+
+
+def config(clip):
+    return f"class Config:\n    clip_ratio: float = {clip}\n"
+
+
+class History:
+    """A repository on branch main; each commit writes/deletes files at a given date."""
+
+    def __init__(self, path):
+        self.repo = git.Repo.init(path, initial_branch="main")
+        self.path, self.day = path, 0
+
+    def commit(self, files=None, delete=(), message="change", rename=None):
+        self.day += 1
+        for name, text in (files or {}).items():
+            target = self.path / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+            self.repo.index.add([name])
+        if rename:
+            self.repo.index.move(list(rename))
+        if delete:
+            self.repo.index.remove(list(delete), working_tree=True)
+        when = f"2025-01-{self.day:02d}T12:00:00+00:00"
+        env = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+        with self.repo.git.custom_environment(**env):
+            self.repo.git.commit("-m", message, "--allow-empty")
+        return self.repo.head.commit.hexsha
+
+
+def mine(path, after=None, state=None):
+    repo = open_repository(path, "main")
+    return Miner(repo, "verl", LOCATIONS).run("refs/heads/main", state or State(), after)
+
+
+def options(option_set):
+    return sorted((o["field"], o["value"], o["field_default"]) for o in option_set["options"])
+
+
+@pytest.fixture
+def history(tmp_path):
+    return History(tmp_path / "repo")
+
+
+def test_options_added_removed_and_readded_are_seen_at_each_touching_commit(history):
+    history.commit({"README.md": "hello"})
+    history.commit({"algos/core.py": loss("vanilla", "gspo")})
+    history.commit({"other.txt": "untouched location"})
+    history.commit({"algos/core.py": loss("vanilla")})
+    history.commit({"algos/core.py": loss("vanilla", "gspo")})
+    mined = mine(history.path)
+    assert len(mined.commits) == 5
+    assert [s["position"] for s in mined.option_sets] == [2, 4, 5]
+    values = [[v for _, v, _ in options(s)] for s in mined.option_sets]
+    assert values == [["gspo", "vanilla"], ["vanilla"], ["gspo", "vanilla"]]
+
+
+def test_a_default_change_is_read_from_the_field(history):
+    history.commit({"algos/config.py": config(0.2)})
+    history.commit({"algos/config.py": config(0.28)})
+    first, second = mine(history.path).option_sets
+    assert options(first) == [("clip_ratio", "", "0.2")]
+    assert options(second) == [("clip_ratio", "", "0.28")]
+
+
+def test_root_bulk_import_and_renamed_location_are_flagged(history):
+    history.commit({f"pkg/f{i}.py": "x = 1\n" for i in range(60)} | {"algos/core.py": loss("a")})
+    history.commit({"notes.md": "n"})
+    history.commit(rename=("algos/core.py", "algos/core_moved.py"))
+    root, plain, moved = mine(history.path).commits
+    assert root["is_root"] and root["is_bulk_import"] and root["files_added"] == 61
+    assert not plain["is_root"] and not plain["is_bulk_import"]
+    assert moved["renamed_locations"] == [["algos/core.py", "algos/core_moved.py"]]
+
+
+def test_only_the_first_parent_history_counts(history):
+    history.commit({"algos/core.py": loss("vanilla")})
+    main = history.repo.active_branch
+    side = history.repo.create_head("side")
+    side.checkout()
+    side_sha = history.commit({"algos/core.py": loss("vanilla", "side_only")})
+    history.commit({"algos/core.py": loss("vanilla", "side_only", "more")})
+    main.checkout()
+    history.commit({"README.md": "main moves on"})
+    history.repo.git.merge("side", "--no-ff", "-m", "Merge pull request #42 from side")
+    mined = mine(history.path)
+    assert side_sha not in {c["sha"] for c in mined.commits}
+    merge = mined.commits[-1]
+    assert (merge["parent_count"], merge["pr_number"], merge["position"]) == (2, 42, 3)
+    assert [v for _, v, _ in options(mined.option_sets[-1])] == ["more", "side_only", "vanilla"]
+
+
+def test_a_file_that_does_not_parse_is_recorded_and_its_last_reading_kept(history):
+    history.commit({"algos/core.py": loss("vanilla", "gspo")})
+    history.commit({"algos/core.py": loss("vanilla", "gspo") + "def broken(:\n"})
+    history.commit({"algos/core.py": loss("vanilla")})
+    good, broken, fixed = mine(history.path).option_sets
+    assert broken["parse_failures"][0]["path"] == "algos/core.py"
+    assert "does not parse" in broken["parse_failures"][0]["error"]
+    assert options(broken) == options(good)
+    assert [v for _, v, _ in options(fixed)] == ["vanilla"]
+
+
+def test_recipe_folders_are_options(history):
+    history.commit(
+        {"recipe/dapo/run.sh": "x", "recipe/dapo/README.md": "y", "recipe/prime/a.py": ""}
+    )
+    [only] = mine(history.path).option_sets
+    assert options(only) == [("recipe", "dapo", None), ("recipe", "prime", None)]
+
+
+def test_citations_added_and_removed_per_file(history):
+    first = history.commit(
+        {"docs/a.md": "see arXiv:2507.18071 and https://arxiv.org/abs/2402.03300v2"}
+    )
+    history.commit({"docs/a.md": "see arXiv:2507.18071"})
+    third = history.commit(
+        {"docs/b.py": "# https://arxiv.org/pdf/2503.14476"}, delete=["docs/a.md"]
+    )
+    facts = {(c["arxiv_id"], c["path"]): c for c in mine(history.path).citations}
+    assert facts[("2402.03300", "docs/a.md")]["removed_sha"] is not None
+    gspo = facts[("2507.18071", "docs/a.md")]
+    assert (gspo["first_seen_sha"], gspo["removed_sha"]) == (first, third)
+    assert facts[("2503.14476", "docs/b.py")]["removed_sha"] is None
+
+
+def test_a_repository_whose_locations_never_existed_has_commits_but_no_options(history):
+    history.commit({"README.md": "nothing here"})
+    mined = mine(history.path)
+    assert len(mined.commits) == 1 and mined.option_sets == []
+
+
+def test_not_a_repository_shallow_clone_and_missing_branch_are_clear(history, tmp_path):
+    with pytest.raises(TrackerError, match="is not a git repository"):
+        open_repository(tmp_path / "nowhere", "main")
+    history.commit({"a.txt": "1"})
+    history.commit({"a.txt": "2"})
+    with pytest.raises(TrackerError, match="has no branch 'trunk'"):
+        open_repository(history.path, "trunk")
+    shallow = tmp_path / "shallow"
+    git.Repo.clone_from(f"file://{history.path}", shallow, depth=1)
+    with pytest.raises(TrackerError, match="shallow clone.*fetch --unshallow"):
+        open_repository(shallow, "main")
+
+
+def raw(warehouse):
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return {
+            table: sorted(
+                con.execute(
+                    f"select record_key, payload from raw.{table} qualify row_number() over "
+                    "(partition by record_key order by fetched_at desc, record_version desc) = 1"
+                ).fetchall()
+            )
+            for table in ("git__commits", "git__option_sets", "git__citations")
+        }
+    finally:
+        con.close()
+
+
+def test_an_incremental_run_equals_a_full_run(history, tmp_path, monkeypatch):
+    monkeypatch.setattr(frameworks, "locations", lambda name: LOCATIONS)
+    history.commit({"algos/core.py": loss("vanilla"), "docs/a.md": "arXiv:2507.18071"})
+    history.commit({"algos/config.py": config(0.2)})
+    full_path, split_path = tmp_path / "full.duckdb", tmp_path / "split.duckdb"
+
+    def run(path):
+        con = duckdb.connect(str(path))
+        try:
+            return frameworks.ingest(con, "verl", str(history.path))
+        finally:
+            con.close()
+
+    assert run(split_path)["commits walked"] == 2
+    history.commit({"algos/core.py": loss("vanilla", "gspo"), "docs/a.md": "none"})
+    history.commit({"README.md": "x"})
+    history.commit({"algos/config.py": config(0.28)})
+    assert run(split_path)["commits walked"] == 3
+    assert run(split_path)["commits walked"] == 0
+    assert run(full_path)["commits walked"] == 5
+    assert raw(full_path) == raw(split_path)
+    commits = [json.loads(p) for _, p in raw(full_path)["git__commits"]]
+    assert sorted(c["position"] for c in commits) == [1, 2, 3, 4, 5]
+
+
+def test_the_cli_ingests_a_framework_from_a_local_path(history, warehouse):
+    from tests.conftest import tracker
+
+    history.commit({"README.md": "x"})
+    result = tracker(
+        "ingest", "frameworks", "--framework", "verl", "--repo", f"verl={history.path}"
+    )
+    assert result.returncode == 0, result.stderr
+    assert "commits walked: 1" in result.stdout
+    bad = tracker("ingest", "frameworks", "--framework", "Verl")
+    assert bad.returncode == 2 and "unknown framework Verl" in bad.stderr
+    missing = tracker(
+        "ingest",
+        "frameworks",
+        "--framework",
+        "verl",
+        "--framework",
+        "TRL",
+        "--repo",
+        f"verl={history.path / 'nope'}",
+        "--repo",
+        f"TRL={history.path}",
+    )
+    assert missing.returncode == 2
+    assert "is not a git repository" in missing.stderr and "not ingested: verl" in missing.stderr
+    assert "framework: TRL" in missing.stdout
+    assert os.path.exists(warehouse)
