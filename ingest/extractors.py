@@ -150,7 +150,7 @@ def _field_default_and_choices(stmt: ast.AnnAssign) -> tuple[Any, list[str]]:
     return default, choices
 
 
-def field(source: str, selector: str, field: str) -> list[Observation]:
+def declared_field(source: str, selector: str, field: str) -> list[Observation]:
     tree = _parse_python(source)
     if selector.startswith("-"):
         return _argparse(tree, selector, field)
@@ -219,6 +219,6 @@ EXTRACTORS = {
     "registry": registry,
     "enum": enum,
     "compare": compare,
-    "field": field,
+    "field": declared_field,
     "yaml": yaml_keys,
 }

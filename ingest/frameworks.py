@@ -18,7 +18,13 @@ import git
 from ingest.errors import TrackerError
 from ingest.git_history import INGESTER_VERSION, Location, Miner, State, open_repository
 from ingest.git_history import resolve_branch as branch_ref
-from ingest.landing import Record, ensure_all_raw_tables, ingest_run, land_batch
+from ingest.landing import (
+    Record,
+    ensure_all_raw_tables,
+    ingest_run,
+    land_batch,
+    latest_payloads,
+)
 from ingest.warehouse import PROJECT_ROOT
 
 SEEDS = PROJECT_ROOT / "seeds"
@@ -72,18 +78,14 @@ def repository(framework: str, source: str, branch: str) -> git.Repo:
     return open_repository(target, branch)
 
 
-def _latest(con: duckdb.DuckDBPyConnection, table: str, framework: str, where: str = "") -> list:
-    return con.execute(
-        f"select payload from raw.{table} where payload ->> 'framework' = ? {where} "
-        "qualify row_number() over (partition by record_key "
-        "order by fetched_at desc, record_version desc) = 1",
-        [framework],
-    ).fetchall()
+def _latest(con: duckdb.DuckDBPyConnection, table: str, framework: str, also: str = "") -> list:
+    where = f"where payload ->> 'framework' = ? {also}"
+    return [json.loads(p) for _, p in latest_payloads(con, table, where, [framework])]
 
 
 def resume_state(con: duckdb.DuckDBPyConnection, repo: git.Repo, framework: str, ref: str):
     """The state after the last landed commit, or a fresh state if there is none (or it is gone)."""
-    landed = [json.loads(p) for (p,) in _latest(con, "git__commits", framework)]
+    landed = _latest(con, "git__commits", framework)
     if not landed:
         return State(), None
     last = max(landed, key=lambda c: c["position"])
@@ -101,10 +103,7 @@ def resume_state(con: duckdb.DuckDBPyConnection, repo: git.Repo, framework: str,
         if kind == "blob":
             files[path] = blob
     citations = {}
-    for (payload,) in _latest(
-        con, "git__citations", framework, "and payload ->> 'removed_sha' is null"
-    ):
-        fact = json.loads(payload)
+    for fact in _latest(con, "git__citations", framework, "and payload ->> 'removed_sha' is null"):
         citations[(fact["path"], fact["arxiv_id"])] = fact
     return State(position=last["position"], files=files, citations=citations), last["sha"]
 

@@ -1,8 +1,9 @@
 """Walk a framework's main-branch first-parent history once and turn it into dated facts.
 
 One ``git log --raw`` gives every first-parent commit with the blob ids of the files it changed;
-file contents come from git's object store (one ``cat-file`` process), never from a checkout, and
-everything read is cached by blob id. From that walk come three raw entities:
+file contents come from git's object store (GitPython's persistent ``cat-file`` processes), never
+from a checkout, and what is read from a blob (arXiv ids, option readings) is cached by blob id.
+From that walk come three raw entities:
 
 - ``git__commits``: facts of every first-parent commit (no message text), with the flags that make
   a landing date an upper bound (root commit, bulk import, renamed algorithm location);
@@ -17,6 +18,7 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import git
@@ -49,6 +51,7 @@ class Location:
         return _pattern(self.path_pattern).fullmatch(path)
 
 
+@cache
 def _pattern(glob: str) -> re.Pattern:
     """A path glob: ``**`` crosses folders, ``*`` does not and captures (recipe names)."""
     out, i = "", 0

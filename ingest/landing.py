@@ -354,6 +354,18 @@ def _queue_for_review(
         )
 
 
+def latest_payloads(
+    con: duckdb.DuckDBPyConnection, table: str, where: str = "", params: list | None = None
+) -> list[tuple[str, str]]:
+    """(record key, payload) of the latest version of each record (as staging reads them)."""
+    return con.execute(
+        f"select record_key, payload from raw.{table} {where} qualify row_number() over "
+        "(partition by record_key order by fetched_at desc, record_version desc) = 1 "
+        "order by record_key",
+        params or [],
+    ).fetchall()
+
+
 def held_back(con: duckdb.DuckDBPyConnection, run_id: str) -> list[tuple]:
     """The records a run held back: (raw table, key, failed expectation, detail)."""
     return con.execute(

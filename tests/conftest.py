@@ -1,6 +1,5 @@
 """Shared fixtures: a warehouse per test, one real build per session, records to land."""
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -57,8 +56,3 @@ def built(tmp_path_factory):
         mp.setenv("TRACKER_WAREHOUSE", str(warehouse))
         build.build(ROOT / "snapshot", base / "release")
     return warehouse, base / "release"
-
-
-def copy_release(release: Path, to: Path) -> Path:
-    shutil.copytree(release, to)
-    return to

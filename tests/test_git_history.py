@@ -1,15 +1,17 @@
 """Mining framework histories, on small git repositories built here with GitPython."""
 
 import json
-import os
 
 import duckdb
 import git
 import pytest
 
 from ingest import frameworks
+from ingest.build import run_dbt
 from ingest.errors import TrackerError
 from ingest.git_history import Location, Miner, State, open_repository
+from ingest.landing import latest_payloads
+from ingest.warehouse import connect
 
 LOCATIONS = [
     Location(
@@ -171,15 +173,8 @@ def test_not_a_repository_shallow_clone_and_missing_branch_are_clear(history, tm
 def raw(warehouse):
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
-        return {
-            table: sorted(
-                con.execute(
-                    f"select record_key, payload from raw.{table} qualify row_number() over "
-                    "(partition by record_key order by fetched_at desc, record_version desc) = 1"
-                ).fetchall()
-            )
-            for table in ("git__commits", "git__option_sets", "git__citations")
-        }
+        tables = ("git__commits", "git__option_sets", "git__citations")
+        return {table: latest_payloads(con, table) for table in tables}
     finally:
         con.close()
 
@@ -235,4 +230,31 @@ def test_the_cli_ingests_a_framework_from_a_local_path(history, warehouse):
     assert missing.returncode == 2
     assert "is not a git repository" in missing.stderr and "not ingested: verl" in missing.stderr
     assert "framework: TRL" in missing.stdout
-    assert os.path.exists(warehouse)
+
+
+def test_dbt_derives_added_removed_and_default_changed_events(history, warehouse, monkeypatch):
+    monkeypatch.setattr(frameworks, "locations", lambda name: LOCATIONS)
+    history.commit({"algos/core.py": loss("vanilla"), "algos/config.py": config(0.2)})
+    history.commit({"algos/core.py": loss("vanilla", "gspo")})
+    history.commit({"algos/core.py": loss("gspo"), "algos/config.py": config(0.28)})
+    con = connect()  # the warehouse TRACKER_WAREHOUSE names, as the CLI opens it
+    try:
+        frameworks.ingest(con, "verl", str(history.path))
+    finally:
+        con.close()
+    run_dbt("build", "--select", "+int_option_events_detected")
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        events = con.execute(
+            "select first_parent_position, event_type, option_field, option_value, "
+            "old_default, new_default from intermediate.int_option_events_detected order by all"
+        ).fetchall()
+    finally:
+        con.close()
+    assert events == [
+        (1, "added", "clip_ratio", "", None, None),
+        (1, "added", "loss_mode", "vanilla", None, None),
+        (2, "added", "loss_mode", "gspo", None, None),
+        (3, "default_changed", "clip_ratio", None, "0.2", "0.28"),
+        (3, "removed", "loss_mode", "vanilla", None, None),
+    ]

@@ -1,11 +1,12 @@
 """Raw landing: idempotent, versioned, validated, one transaction per batch, every run logged."""
 
+import json
 from datetime import datetime
 
 import pytest
 
 from ingest.errors import TrackerError
-from ingest.landing import Record, held_back, ingest_run, land_batch
+from ingest.landing import Record, held_back, ingest_run, land_batch, latest_payloads
 from tests.conftest import paper
 
 
@@ -24,12 +25,7 @@ def raw_rows(con):
 
 def latest_titles(con):
     """What staging reads: the version fetched last per key."""
-    return dict(
-        con.execute(
-            "select record_key, payload ->> 'title' from raw.arxiv__papers qualify row_number() "
-            "over (partition by record_key order by fetched_at desc, record_version desc) = 1"
-        ).fetchall()
-    )
+    return {k: json.loads(p)["title"] for k, p in latest_payloads(con, "arxiv__papers")}
 
 
 def test_relanding_identical_content_adds_nothing(con):

@@ -19,66 +19,47 @@ with option_sets as (
 
 options as (
 
-    select distinct framework, commit_sha, option_field, option_value
-    from {{ ref('stg_git__option_observations') }}
-
-),
-
-defaults as (
-
     select
         framework,
         commit_sha,
         option_field,
-        string_agg(distinct field_default, ' | ' order by field_default) as field_default
+        option_value,
+        string_agg(distinct field_default, ' | ' order by field_default) over (
+            partition by framework, commit_sha, option_field
+        ) as field_default
     from {{ ref('stg_git__option_observations') }}
-    group by framework, commit_sha, option_field
 
 ),
 
-added as (
+-- each set's options and its predecessor's, both keyed by the set's commit
+now_options as (
 
-    select s.*, o.option_field, o.option_value, 'added' as event_type
+    select distinct s.framework, s.commit_sha, o.option_field, o.option_value
     from option_sets as s
-    inner join options as o
-        on s.framework = o.framework and s.commit_sha = o.commit_sha
-    left join options as before
-        on
-            s.framework = before.framework
-            and s.previous_sha = before.commit_sha
-            and o.option_field = before.option_field
-            and o.option_value = before.option_value
-    where before.commit_sha is null
+    inner join options as o on s.framework = o.framework and s.commit_sha = o.commit_sha
 
 ),
 
-removed as (
+before_options as (
 
-    select s.*, before.option_field, before.option_value, 'removed' as event_type
+    select distinct s.framework, s.commit_sha, o.option_field, o.option_value
     from option_sets as s
-    inner join options as before
-        on s.framework = before.framework and s.previous_sha = before.commit_sha
-    left join options as o
-        on
-            s.framework = o.framework
-            and s.commit_sha = o.commit_sha
-            and before.option_field = o.option_field
-            and before.option_value = o.option_value
-    where o.commit_sha is null
+    inner join options as o on s.framework = o.framework and s.previous_sha = o.commit_sha
 
 ),
 
 default_changes as (
 
-    select
-        s.*,
+    select distinct
+        s.framework,
+        s.commit_sha,
         now.option_field,
         before.field_default as old_default,
         now.field_default as new_default
     from option_sets as s
-    inner join defaults as now
+    inner join options as now
         on s.framework = now.framework and s.commit_sha = now.commit_sha
-    inner join defaults as before
+    inner join options as before
         on
             s.framework = before.framework
             and s.previous_sha = before.commit_sha
@@ -89,33 +70,28 @@ default_changes as (
 
 events as (
 
-    select
-        framework, commit_sha, first_parent_position, committed_at, event_type,
-        option_field, option_value, null as old_default, null as new_default
-    from added
+    select *, 'added' as event_type, null as old_default, null as new_default
+    from (select * from now_options except select * from before_options)
     union all
-    select
-        framework, commit_sha, first_parent_position, committed_at, event_type,
-        option_field, option_value, null, null
-    from removed
+    select *, 'removed', null, null
+    from (select * from before_options except select * from now_options)
     union all
-    select
-        framework, commit_sha, first_parent_position, committed_at, 'default_changed',
-        option_field, null, old_default, new_default
+    select framework, commit_sha, option_field, null, 'default_changed', old_default, new_default
     from default_changes
 
 )
 
 select
-    framework || ':' || commit_sha || ':' || event_type || ':' || option_field || ':'
-    || coalesce(option_value, '') as option_event_id,
-    framework,
-    commit_sha,
-    first_parent_position,
-    committed_at,
-    event_type,
-    option_field,
-    option_value,
-    old_default,
-    new_default
-from events
+    e.framework || ':' || e.commit_sha || ':' || e.event_type || ':' || e.option_field || ':'
+    || coalesce(e.option_value, '') as option_event_id,
+    e.framework,
+    e.commit_sha,
+    s.first_parent_position,
+    s.committed_at,
+    e.event_type,
+    e.option_field,
+    e.option_value,
+    e.old_default,
+    e.new_default
+from events as e
+inner join option_sets as s on e.framework = s.framework and e.commit_sha = s.commit_sha
