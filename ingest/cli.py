@@ -1,6 +1,7 @@
 """`tracker`, the one entry point: a failure a user can act on is a message and an exit code."""
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -99,14 +100,13 @@ def cmd_ingest_frameworks(args: argparse.Namespace) -> None:
         )
     con = connect()
     failed = []
-    for name in chosen:
-        try:
-            summary = frameworks.ingest(con, name, repos.get(name))
-        except TrackerError as exc:
-            print(f"tracker: error: {exc}", file=sys.stderr)
+    sources = {name: repos.get(name) for name in chosen}
+    for name, summary in frameworks.ingest_all(con, sources, args.jobs):
+        if isinstance(summary, TrackerError):
+            print(f"tracker: error: {summary}", file=sys.stderr)
             failed.append(name)
-            continue
-        print("  ".join(f"{k}: {v}" for k, v in summary.items()))
+        else:
+            print("  ".join(f"{k}: {v}" for k, v in summary.items()), flush=True)
     if failed:
         raise TrackerError(f"not ingested: {', '.join(failed)} (the others were landed)")
 
@@ -146,6 +146,13 @@ def parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NAME=PATH_OR_URL",
         help="read NAME from this clone, bare git directory or URL instead of the seed's",
+    )
+    s.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="walk up to N histories at once (default: the number of CPUs)",
     )
     s.set_defaults(func=cmd_ingest_frameworks)
 

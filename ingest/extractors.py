@@ -7,20 +7,32 @@ switch, a coefficient) gives one observation with an empty value and its default
 raise ``ExtractionError`` when the file does not parse; the miner records that and goes on.
 
 Kinds (the ``extractor`` column of the ``algorithm_locations`` seed):
-- ``registry``: ``@register_policy_loss("gspo")`` / ``@register_adv_est(AdvantageEstimator.GRPO)``;
-  the selector is the decorator name. Enum members are resolved to their values in the same file.
+- ``registry``: ``@register_policy_loss("gspo")`` / ``@register_adv_est(AdvantageEstimator.GRPO)``
+  / ``@register_loss(Settings(names=["kl", "k1"]))``; the selector is the decorator name. Enum
+  members are resolved to their values in the same file.
 - ``enum``: the members of the class named by the selector.
 - ``compare``: strings compared with a named field: ``x.loss_type == "cispo"``,
-  ``loss_type in ("a", "b")``; the selector is the field name.
+  ``loss_type in ("a", "b")``, ``cfg["adv_estimator"]["name"] == "grpo"``, ``case "a":`` of a
+  ``match`` on the field; the selector is the
+  field name, or a dotted tail of the access path (``adv_estimator.name``).
 - ``field``: ``Class.name`` (a dataclass/pydantic field: default, ``Literal`` or metadata
-  choices), ``Class.*`` (every field of the class), or ``--flag`` (an argparse argument: default
-  and ``choices``).
-- ``yaml``: a dotted key (``algorithm.adv_estimator``) or every leaf under a prefix (``actor.*``).
+  choices), ``Class.*`` (every field of the class), or ``--flag`` (an argparse argument, also one
+  redefined with ``reset_arg(parser, "--flag", ...)``: default and ``choices``).
+- ``yaml``: a dotted key (``algorithm.adv_estimator``), every leaf under a prefix (``actor.*``),
+  or every leaf of the document (``*``).
+- ``functions``: names of the module's top-level functions matching a glob (``*_penalty``).
+- ``constant``: the strings of a list/tuple/set literal assigned to a name (``SUPPORTED_MODES``)
+  or to an attribute in a class (``RouterReplayConfig.valid_modes``, e.g. in ``__post_init__``).
 """
 
 import ast
+import bisect
+import fnmatch
 import json
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -44,11 +56,71 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
+@lru_cache(maxsize=4)  # several locations read the same file at the same commit
 def _parse_python(source: str) -> ast.Module:
     try:
         return ast.parse(source)
     except (SyntaxError, ValueError) as exc:
-        raise ExtractionError(f"Python does not parse: {exc}") from None
+        error = exc
+    # Python 3.12 type-parameter syntax (`def f[T](`, `type X = ...`) is the one newer construct
+    # the frameworks use; without it the rest of the file reads the same under 3.11.
+    older = PEP695_TYPE_ALIAS.sub(r"\1", PEP695_PARAMS.sub(r"\1", source))
+    try:
+        return ast.parse(older)
+    except (SyntaxError, ValueError):
+        raise ExtractionError(f"Python does not parse: {error}") from None
+
+
+PEP695_PARAMS = re.compile(r"^(\s*(?:async\s+)?(?:def|class)\s+\w+)\[[^\]\n]*\]", re.M)
+PEP695_TYPE_ALIAS = re.compile(r"^(\s*)type\s+(?=\w+(?:\[[^\]\n]*\])?\s*=)", re.M)
+
+
+def _near(tree: ast.Module, source: str, word: str) -> Iterator[ast.AST]:
+    """The nodes of ``tree`` in statements whose lines mention ``word``, as ``ast.walk`` would.
+
+    Files such as a trainer or an argument parser are parsed at hundreds of commits; visiting only
+    the subtrees that span a line naming what is sought keeps that affordable, and loses nothing:
+    a comparison, decorator or call involving ``word`` spans a line that contains it.
+    """
+    lines = _lines_with(source, word)
+    if not lines:
+        return
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        decorators = getattr(node, "decorator_list", None)
+        if decorators:  # a definition's lineno is its `def` line, below its decorators
+            start = decorators[0].lineno
+        if start is not None and end is not None:
+            at = bisect.bisect_left(lines, start)
+            if at == len(lines) or lines[at] > end:
+                continue
+        yield node
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _classes(tree: ast.Module) -> Iterator[ast.ClassDef]:
+    """Every class definition, found by visiting statements only (not expressions)."""
+    stack: list[ast.stmt] = list(reversed(tree.body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.ClassDef):
+            yield node
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            stack.extend(reversed(getattr(node, name, [])))
+
+
+@lru_cache(maxsize=64)
+def _lines_with(source: str, word: str) -> list[int]:
+    """Line numbers (1-based, sorted) where ``word`` occurs in ``source``."""
+    out, line, last = [], 1, 0
+    for match in re.finditer(re.escape(word), source):
+        line += source.count("\n", last, match.start())
+        last = match.start()
+        if not out or out[-1] != line:
+            out.append(line)
+    return out
 
 
 def _name(node: ast.AST) -> str | None:
@@ -58,6 +130,31 @@ def _name(node: ast.AST) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
     return None
+
+
+def _access_path(node: ast.AST) -> list[str]:
+    """The names along ``a.b["c"].get("d")``: ``["a", "b", "c", "d"]`` (empty if not an access)."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [*_access_path(node.value), node.attr]
+    if isinstance(node, ast.Subscript):
+        key = _literal(node.slice)
+        return [*_access_path(node.value), key] if isinstance(key, str) else []
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and node.args
+    ):
+        key = _literal(node.args[0])
+        return [*_access_path(node.func.value), key] if isinstance(key, str) else []
+    return []
+
+
+def _accesses(node: ast.AST, selector: str) -> bool:
+    wanted = selector.split(".")
+    return _access_path(node)[-len(wanted) :] == wanted
 
 
 def _literal(node: ast.AST | None) -> Any:
@@ -70,7 +167,7 @@ def _literal(node: ast.AST | None) -> Any:
 def _enum_values(tree: ast.Module) -> dict[tuple[str, str], str]:
     """(class, member) → value for string-valued class attributes (enum members)."""
     values = {}
-    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+    for cls in _classes(tree):
         for stmt in cls.body:
             if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant):
                 for target in stmt.targets:
@@ -80,14 +177,24 @@ def _enum_values(tree: ast.Module) -> dict[tuple[str, str], str]:
 
 
 def _choices(values: list[str], field: str, default: Any) -> list[Observation]:
-    return [Observation(field, v, v == default, _text(default)) for v in dict.fromkeys(values)]
+    return [
+        Observation(field, v, v == (_NULL if default is None else default), _text(default))
+        for v in dict.fromkeys(values)
+    ]
+
+
+_NULL = "null"  # a declared choice of None (e.g. "no normalisation") is the value "null"
+
+
+def _choice_values(values: Any) -> list[str]:
+    return [_NULL if v is None else v for v in values if v is None or isinstance(v, str)]
 
 
 def registry(source: str, selector: str, field: str) -> list[Observation]:
     tree = _parse_python(source)
     enums = _enum_values(tree)
     found = []
-    for node in ast.walk(tree):
+    for node in _near(tree, source, selector):
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
         for deco in node.decorator_list:
@@ -95,7 +202,11 @@ def registry(source: str, selector: str, field: str) -> list[Observation]:
                 continue
             args = list(deco.args) + [k.value for k in deco.keywords if k.arg in ("name", "key")]
             for arg in args[:1]:
-                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                if isinstance(arg, ast.Call):  # @register(Settings(names=["kl", "k1"], ...))
+                    named = [k.value for k in arg.keywords if k.arg in ("name", "names")]
+                    value = _literal(named[0]) if named else None
+                    found += [value] if isinstance(value, str) else _choice_values(value or [])
+                elif isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                     found.append(arg.value)
                 elif isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name):
                     found.append(enums.get((arg.value.id, arg.attr), arg.attr.lower()))
@@ -110,13 +221,22 @@ def enum(source: str, selector: str, field: str) -> list[Observation]:
 
 def compare(source: str, selector: str, field: str) -> list[Observation]:
     found = []
-    for node in ast.walk(_parse_python(source)):
+    for node in _near(_parse_python(source), source, selector.rsplit(".", 1)[-1]):
+        if isinstance(node, ast.Match) and _accesses(node.subject, selector):
+            for case in node.cases:
+                found += [
+                    p.value.value
+                    for p in ast.walk(case.pattern)
+                    if isinstance(p, ast.MatchValue)
+                    and isinstance(p.value, ast.Constant)
+                    and isinstance(p.value.value, str)
+                ]
         if not isinstance(node, ast.Compare) or len(node.ops) != 1:
             continue
         left, right = node.left, node.comparators[0]
-        if _name(right) == selector and isinstance(node.ops[0], ast.Eq | ast.NotEq):
+        if _accesses(right, selector) and isinstance(node.ops[0], ast.Eq | ast.NotEq):
             left, right = right, left
-        if _name(left) != selector:
+        if not _accesses(left, selector):
             continue
         value = _literal(right)
         if isinstance(node.ops[0], ast.Eq | ast.NotEq) and isinstance(value, str):
@@ -132,8 +252,7 @@ def _literal_choices(annotation: ast.AST | None) -> list[str]:
     for node in ast.walk(annotation) if annotation is not None else []:
         if isinstance(node, ast.Subscript) and _name(node.value) == "Literal":
             value = _literal(node.slice)
-            values = value if isinstance(value, tuple) else (value,)
-            out.extend(v for v in values if isinstance(v, str))
+            out += _choice_values(value if isinstance(value, tuple) else (value,))
     return out
 
 
@@ -146,17 +265,17 @@ def _field_default_and_choices(stmt: ast.AnnAssign) -> tuple[Any, list[str]]:
         for key in ("metadata", "json_schema_extra"):
             meta = _literal(keywords.get(key))
             if isinstance(meta, dict) and isinstance(meta.get("choices"), list | tuple):
-                choices = choices or [c for c in meta["choices"] if isinstance(c, str)]
+                choices = choices or _choice_values(meta["choices"])
     return default, choices
 
 
 def declared_field(source: str, selector: str, field: str) -> list[Observation]:
     tree = _parse_python(source)
     if selector.startswith("-"):
-        return _argparse(tree, selector, field)
+        return _argparse(tree, source, selector, field)
     class_name, _, wanted = selector.partition(".")
     out: list[Observation] = []
-    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == class_name):
+    for cls in (c for c in _classes(tree) if c.name == class_name):
         for stmt in cls.body:
             if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
                 continue
@@ -172,16 +291,20 @@ def declared_field(source: str, selector: str, field: str) -> list[Observation]:
     return out
 
 
-def _argparse(tree: ast.Module, flag: str, field: str) -> list[Observation]:
+def _argparse(tree: ast.Module, source: str, flag: str, field: str) -> list[Observation]:
     out: list[Observation] = []
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and _name(node.func) == "add_argument"):
+    for node in _near(tree, source, flag):
+        if not (isinstance(node, ast.Call) and _name(node.func) in ("add_argument", "reset_arg")):
             continue
         names = [_literal(a) for a in node.args]
         if flag not in names:
             continue
         keywords = {k.arg: k.value for k in node.keywords}
         default, choices = _literal(keywords.get("default")), _literal(keywords.get("choices"))
+        if "default" not in keywords:  # argparse's implicit default of a flag that stores a bool
+            default = {"store_true": False, "store_false": True}.get(
+                _literal(keywords.get("action"))
+            )
         if isinstance(choices, list | tuple) and all(isinstance(c, str) for c in choices):
             out += _choices(list(choices), field, default)
         else:
@@ -198,21 +321,60 @@ def _leaves(node: Any, prefix: str) -> dict[str, Any]:
     return {prefix: node}
 
 
-def yaml_keys(source: str, selector: str, field: str) -> list[Observation]:
+@lru_cache(maxsize=4)  # several locations read the same file at the same commit
+def _parse_yaml(source: str) -> Any:
     try:
-        document = yaml.safe_load(source)
+        return yaml.load(source, Loader=YAML_LOADER)
     except yaml.YAMLError as exc:
         raise ExtractionError(f"YAML does not parse: {exc}".splitlines()[0]) from None
-    node: Any = document
-    path = selector.removesuffix(".*")
+
+
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~10x faster
+
+
+def yaml_keys(source: str, selector: str, field: str) -> list[Observation]:
+    node: Any = _parse_yaml(source)
+    path = "" if selector == "*" else selector.removesuffix(".*")
     for part in path.split(".") if path else []:
         if not isinstance(node, dict) or part not in node:
             return []
         node = node[part]
-    if selector.endswith(".*"):
+    if selector.endswith("*"):
         leaves = _leaves(node, "") if isinstance(node, dict) else {}
         return [Observation(field.replace("*", k), "", None, _text(v)) for k, v in leaves.items()]
     return [Observation(field, "", None, _text(node))]
+
+
+def constant(source: str, selector: str, field: str) -> list[Observation]:
+    tree = _parse_python(source)
+    owner, _, name = selector.rpartition(".")
+    scopes = [c for c in _classes(tree) if c.name == owner] if owner else [tree]
+    found: list[str] = []
+    for scope in scopes:
+        for node in _near(scope, source, name):
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, ast.AnnAssign):
+                targets = [node.target]
+            else:
+                continue
+            if any(_name(t) == name for t in targets) and isinstance(
+                node.value, ast.List | ast.Tuple | ast.Set
+            ):
+                found += _choice_values(_literal(node.value) or [])
+    return _choices(found, field, None)
+
+
+def functions(source: str, selector: str, field: str) -> list[Observation]:
+    tree = _parse_python(source)
+    names = [
+        n.name
+        for n in tree.body
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+        and fnmatch.fnmatchcase(n.name, selector or "*")
+        and not n.name.startswith("_")
+    ]
+    return _choices(names, field, None)
 
 
 EXTRACTORS = {
@@ -221,4 +383,6 @@ EXTRACTORS = {
     "compare": compare,
     "field": declared_field,
     "yaml": yaml_keys,
+    "functions": functions,
+    "constant": constant,
 }

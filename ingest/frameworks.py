@@ -10,13 +10,17 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from multiprocessing import get_context
 from pathlib import Path
 
 import duckdb
 import git
 
 from ingest.errors import TrackerError
-from ingest.git_history import INGESTER_VERSION, Location, Miner, State, open_repository
+from ingest.git_history import INGESTER_VERSION, Location, Mined, Miner, State, open_repository
 from ingest.git_history import resolve_branch as branch_ref
 from ingest.landing import (
     Record,
@@ -108,16 +112,46 @@ def resume_state(con: duckdb.DuckDBPyConnection, repo: git.Repo, framework: str,
     return State(position=last["position"], files=files, citations=citations), last["sha"]
 
 
-def ingest(con: duckdb.DuckDBPyConnection, framework: str, source: str | None) -> dict:
-    """Mine one framework and land what is new; returns the figures for the run summary."""
+@dataclass
+class Plan:
+    """What one framework's walk needs; it crosses into a worker process, so plain data only."""
+
+    framework: str
+    git_dir: str
+    branch: str
+    ref: str
+    state: State
+    after: str | None  # the last landed commit, or None for a full walk
+    started: float
+
+
+def plan(con: duckdb.DuckDBPyConnection, framework: str, source: str | None) -> Plan:
+    """Clone or fetch the repository and find where the last run stopped."""
     seed = frameworks()[framework]
     started = time.monotonic()
     repo = repository(framework, source or seed["repository_url"], seed["main_branch"])
     ref = branch_ref(repo, seed["main_branch"])
     ensure_all_raw_tables(con)
     state, after = resume_state(con, repo, framework, ref)
-    mined = Miner(repo, framework, locations(framework)).run(ref, state, after)
-    origin = seed["repository_url"]
+    return Plan(framework, repo.git_dir, seed["main_branch"], ref, state, after, started)
+
+
+def mine(plan: Plan) -> Mined:
+    """Walk the history (no warehouse needed: this runs in a worker process)."""
+    repo = open_repository(Path(plan.git_dir), plan.branch)
+    miner = Miner(repo, plan.framework, locations(plan.framework))
+    try:
+        return miner.run(plan.ref, plan.state, plan.after)
+    except git.GitCommandError as exc:
+        raise TrackerError(
+            f"{plan.framework}: git failed while walking {plan.git_dir}: {exc.stderr.strip()} "
+            "(check the repository with `git fsck`, or clone it again)"
+        ) from None
+
+
+def land(con: duckdb.DuckDBPyConnection, plan: Plan, mined: Mined) -> dict:
+    """Land what the walk found; returns the figures for the run summary."""
+    framework, origin = plan.framework, frameworks()[plan.framework]["repository_url"]
 
     def records(items, key):
         return [Record(key(i), i, origin, INGESTER_VERSION) for i in items]
@@ -138,6 +172,42 @@ def ingest(con: duckdb.DuckDBPyConnection, framework: str, source: str | None) -
         "commits touching locations": len(mined.option_sets),
         "citation changes": len(citations),
         "missing blobs skipped": len(mined.missing_blobs),
-        "seconds": round(time.monotonic() - started, 1),
+        "seconds": round(time.monotonic() - plan.started, 1),
         "run": run.run_id,
     }
+
+
+def ingest(con: duckdb.DuckDBPyConnection, framework: str, source: str | None) -> dict:
+    """Mine one framework and land what is new."""
+    chosen = plan(con, framework, source)
+    return land(con, chosen, mine(chosen))
+
+
+def ingest_all(
+    con: duckdb.DuckDBPyConnection, sources: dict[str, str | None], jobs: int
+) -> Iterator[tuple[str, dict | TrackerError]]:
+    """Ingest several frameworks, walking up to ``jobs`` histories at once in worker processes
+    (the walks are independent and CPU-bound); only this process writes the warehouse.
+    Yields each framework's summary, or the error that stopped it (the others go on)."""
+    plans = {}
+    for name, source in sources.items():
+        try:
+            plans[name] = plan(con, name, source)
+        except TrackerError as exc:
+            yield name, exc
+    if jobs <= 1 or len(plans) <= 1:
+        for name, chosen in plans.items():
+            yield name, _landed(con, chosen, lambda p=chosen: mine(p))
+        return
+    with ProcessPoolExecutor(min(jobs, len(plans)), mp_context=get_context("fork")) as pool:
+        futures = {pool.submit(mine, p): name for name, p in plans.items()}
+        for future in as_completed(futures):
+            name = futures[future]
+            yield name, _landed(con, plans[name], future.result)
+
+
+def _landed(con, chosen: Plan, walk) -> dict | TrackerError:
+    try:
+        return land(con, chosen, walk())
+    except TrackerError as exc:
+        return exc

@@ -6,7 +6,8 @@ from a checkout, and what is read from a blob (arXiv ids, option readings) is ca
 From that walk come three raw entities:
 
 - ``git__commits``: facts of every first-parent commit (no message text), with the flags that make
-  a landing date an upper bound (root commit, bulk import, renamed algorithm location);
+  a landing date an upper bound (root commit, bulk import, renamed algorithm location) and the
+  files whose content the repository lacks (skipped, and named so);
 - ``git__option_sets``: at each commit that touches an algorithm location, every option found
   there (a file that does not parse is recorded and its last good reading kept);
 - ``git__citations``: the citation audit, each arXiv id per file with when it appeared and, if it
@@ -15,6 +16,7 @@ From that walk come three raw entities:
 
 import fnmatch
 import re
+import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -163,16 +165,20 @@ def first_parent_commits(repo: git.Repo, ref: str, after: str | None = None) -> 
         yield commit
 
 
-def read_blob(repo: git.Repo, blob: str, missing: set[str]) -> str | None:
-    """The blob as text; None if binary or too large, or (noted in ``missing``) not in the store."""
-    try:
-        if repo.odb.info(bytes.fromhex(blob)).size > MAX_TEXT_BYTES:
-            return None
-        data = repo.odb.stream(bytes.fromhex(blob)).read()
-    except (ValueError, git.BadObject, git.BadName, OSError):
-        missing.add(blob)
-        return None
-    return None if b"\x00" in data[:8192] else data.decode("utf-8", errors="replace")
+def blob_sizes(repo: git.Repo, blobs: set[str]) -> dict[str, int | None]:
+    """Each blob's size, None where the store lacks it: one ``git cat-file --batch-check``."""
+    listing = subprocess.run(
+        ["git", f"--git-dir={repo.git_dir}", "cat-file", "--batch-check"],
+        input="".join(f"{b}\n" for b in sorted(blobs)),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    sizes: dict[str, int | None] = {}
+    for line in listing.splitlines():
+        sha, kind, *size = line.split()
+        sizes[sha] = int(size[0]) if kind == "blob" and size else None
+    return sizes
 
 
 @dataclass
@@ -201,6 +207,8 @@ class Miner:
         self.ids: dict[str, frozenset[str]] = {}
         self.readings: dict[tuple, list[dict] | str] = {}
         self.where: dict[str, tuple[Location, ...]] = {}
+        self.sizes: dict[str, int | None] = {}
+        self.last_text: tuple[str | None, str | None] = (None, None)
         self.mined = Mined()
 
     def locations_of(self, path: str) -> tuple[Location, ...]:
@@ -210,6 +218,8 @@ class Miner:
 
     def run(self, ref: str, state: State, after: str | None = None) -> Mined:
         commits = list(first_parent_commits(self.repo, ref, after))
+        blobs = {b for c in commits for ch in c.changes for b in (ch.old_blob, ch.new_blob) if b}
+        self.sizes = blob_sizes(self.repo, blobs)
         for done, commit in enumerate(commits, start=1):
             self.commit(commit, state)
             progress(self.framework, done, len(commits))
@@ -247,14 +257,34 @@ class Miner:
                 >= BULK_IMPORT_FILES,
                 "renamed_locations": renamed,
                 "touches_location": touched,
+                # files it changed whose content is not in the store (a partial clone or mirror)
+                "unreadable_paths": sorted(
+                    ch.new_path for ch in commit.changes if ch.new_blob in self.mined.missing_blobs
+                ),
             }
         )
+
+    def text(self, blob: str) -> str | None:
+        """The blob as text; None if binary or too large, or (noted as missing) not in the store."""
+        if self.last_text[0] == blob:  # several locations may read one file in a row
+            return self.last_text[1]
+        size, text = self.sizes.get(blob), None
+        if size is None:
+            self.mined.missing_blobs.add(blob)
+        elif size <= MAX_TEXT_BYTES:
+            try:
+                data = self.repo.odb.stream(bytes.fromhex(blob)).read()
+                text = None if b"\x00" in data[:8192] else data.decode("utf-8", errors="replace")
+            except (ValueError, git.BadObject, git.BadName, OSError):
+                self.mined.missing_blobs.add(blob)
+        self.last_text = (blob, text)
+        return text
 
     def arxiv_ids(self, blob: str | None, path: str) -> frozenset[str]:
         if blob is None or not is_text_path(path):
             return frozenset()
         if blob not in self.ids:
-            text = read_blob(self.repo, blob, self.mined.missing_blobs)
+            text = self.text(blob)
             self.ids[blob] = frozenset(ARXIV_ID.findall(text or ""))
         return self.ids[blob]
 
@@ -283,7 +313,7 @@ class Miner:
         """Observations of one location in one file, or the reason it could not be read."""
         key = (blob, loc.extractor, loc.selector, loc.field)
         if key not in self.readings:
-            text = read_blob(self.repo, blob, self.mined.missing_blobs)
+            text = self.text(blob)
             if text is None:
                 why = (
                     "missing from the repository"
@@ -304,18 +334,18 @@ class Miner:
         for path, blob in state.files.items():
             for loc in self.locations_of(path):
                 where = {"path": path, "extractor": loc.extractor, "tier": loc.tier}
-                if loc.extractor == "recipe":  # the option is the folder, whatever its files
-                    folder = loc.match(path)
-                    options.append(
-                        {
-                            "field": loc.field,
-                            "value": folder.group(1),
-                            "is_default": None,
-                            "field_default": None,
-                            **where,
-                            "path": path[: folder.end(1)],
-                        }
-                    )
+                if loc.extractor == "recipe":  # the option is the folder or file, whatever it holds
+                    recipe = _recipe(loc, path)
+                    if recipe:
+                        options.append(
+                            {
+                                "field": loc.field,
+                                "is_default": None,
+                                "field_default": None,
+                                **where,
+                                **recipe,  # its value and its own path
+                            }
+                        )
                     continue
                 reading = self.read(loc, path, blob)
                 slot = (path, f"{loc.extractor}|{loc.selector}|{loc.field}")
@@ -325,7 +355,7 @@ class Miner:
                 else:
                     state.last_good[slot] = reading
                 options += [{**o, **where} for o in reading]
-        unique = {tuple(sorted(o.items(), key=lambda kv: kv[0])): o for o in options}
+        unique = {tuple(sorted(o.items(), key=lambda kv: kv[0])): o for o in _merged(options)}
         return {
             "framework": self.framework,
             "sha": commit.sha,
@@ -336,10 +366,59 @@ class Miner:
         }
 
 
+def _merged(options: list[dict]) -> list[dict]:
+    """A field read both as choices (in code) and as a plain key with a default (in YAML) is one
+    choice field: the plain reading gives the choices their default and is dropped."""
+    valued = {o["field"] for o in options if o["value"]}
+    defaults: dict[str, set[str]] = {}
+    for o in options:
+        if not o["value"] and o["field"] in valued and o["field_default"] is not None:
+            defaults.setdefault(o["field"], set()).add(o["field_default"])
+    out = []
+    for o in options:
+        if o["field"] not in valued:
+            out.append(o)
+        elif o["value"] and o["field"] in defaults and o["field_default"] is None:
+            known = defaults[o["field"]]
+            out.append(
+                {**o, "field_default": " | ".join(sorted(known)), "is_default": o["value"] in known}
+            )
+        elif o["value"]:
+            out.append(o)
+    return out
+
+
+def _recipe(loc: Location, path: str) -> dict[str, str] | None:
+    """A recipe's name and path, or None if this file names no recipe.
+
+    The name is the pattern's ``*`` capture, or, when the selector is a regex (``^...``), its
+    first group matched against that capture (files that do not match are no recipe), or the
+    selector itself when it is a plain name. The path ends with the segment holding the capture.
+    """
+    found = loc.match(path)
+    if not found.lastindex:
+        return {"value": loc.selector, "path": path}
+    name = found.group(1)
+    if loc.selector.startswith("^"):
+        named = _regex(loc.selector).match(name)
+        if not named:
+            return None
+        name = named.group(named.lastindex or 0)
+    elif loc.selector:
+        name = loc.selector
+    slash = path.find("/", found.end(1))
+    return {"value": name, "path": path if slash < 0 else path[:slash]}
+
+
+@cache
+def _regex(pattern: str) -> re.Pattern:
+    return re.compile(pattern)
+
+
 def progress(framework: str, done: int, total: int) -> None:
-    if done == total or done % 250 == 0:
-        end = "\n" if done == total else ""
-        print(f"\r{framework}: {done}/{total} commits walked", end=end, file=sys.stderr, flush=True)
+    """One line per 500 commits: several frameworks may be walked at once into one terminal."""
+    if done == total or done % 500 == 0:
+        print(f"{framework}: {done}/{total} commits walked", file=sys.stderr, flush=True)
 
 
 def is_text_path(path: str) -> bool:

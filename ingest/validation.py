@@ -15,16 +15,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ingest.errors import TrackerError
+
+# Great Expectations and pandas are imported where a batch is validated: importing them takes
+# seconds, and a run with nothing new (an incremental no-op) never needs them.
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")  # never phone home
-
-import great_expectations as gx  # noqa: E402
-import pandas as pd  # noqa: E402
-from great_expectations.data_context.types.base import ProgressBarsConfig  # noqa: E402
-from great_expectations.expectations.expectation_configuration import (  # noqa: E402
-    ExpectationConfiguration,
-)
-
-from ingest.errors import TrackerError  # noqa: E402
 
 SUITES_DIR = Path(__file__).parent / "expectations"
 ENVELOPE_SUITE = "_envelope"
@@ -59,7 +54,10 @@ def _read_suite(name: str) -> dict[str, Any]:
 
 
 @cache
-def _suite(name: str) -> gx.ExpectationSuite:
+def _suite(name: str):
+    import great_expectations as gx
+    from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
+
     configs = _read_suite(ENVELOPE_SUITE)["expectations"] + _read_suite(name)["expectations"]
     return gx.ExpectationSuite(
         name=name,
@@ -69,6 +67,9 @@ def _suite(name: str) -> gx.ExpectationSuite:
 
 @cache
 def _batch_definition():
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
     asset = context.data_sources.add_pandas("raw_batches").add_dataframe_asset("batch")
@@ -102,6 +103,8 @@ def validate(name: str, rows: list[dict[str, Any]]) -> list[Failure]:
     """
     if not rows:
         return []
+    import pandas as pd
+
     fields = _columns(name)
     frame = pd.DataFrame(
         {
@@ -148,7 +151,7 @@ def _is_envelope_check(label: str) -> bool:
     return bool(columns) and all(c.startswith("_") for c in columns)
 
 
-def _detail(rows: list[dict[str, Any]], frame: pd.DataFrame, index: int, column: str) -> str:
+def _detail(rows: list[dict[str, Any]], frame, index: int, column: str) -> str:
     """What was wrong with the record, in words a reviewer can act on."""
     if column == "_payload" and rows[index]["parse_error"]:
         return f"payload is not valid JSON: {rows[index]['parse_error']}"

@@ -258,3 +258,127 @@ def test_dbt_derives_added_removed_and_default_changed_events(history, warehouse
         (3, "default_changed", "clip_ratio", None, "0.2", "0.28"),
         (3, "removed", "loss_mode", "vanilla", None, None),
     ]
+
+
+def test_binary_and_very_large_files_are_skipped_with_a_reason(history, monkeypatch):
+    from ingest import git_history
+
+    monkeypatch.setattr(git_history, "MAX_TEXT_BYTES", 10_000)
+    history.commit({"algos/core.py": loss("vanilla")})
+    history.commit({"algos/core.py": loss("vanilla", "gspo") + "#" * 20_000 + "\n"})
+    (history.path / "docs").mkdir()
+    (history.path / "docs" / "blob.bin").write_bytes(b"\x00\x01arXiv:2507.18071\x00")
+    history.repo.index.add(["docs/blob.bin"])
+    history.commit({"algos/core.py": loss("vanilla", "gspo")})
+    mined = mine(history.path)
+    first, large, fixed = mined.option_sets
+    assert "binary or larger than the text limit" in large["parse_failures"][0]["error"]
+    assert options(large) == options(first)  # the last good reading stands in
+    assert [v for _, v, _ in options(fixed)] == ["gspo", "vanilla"]
+    assert mined.citations == []  # nothing is read out of a binary file
+    assert mined.missing_blobs == set()
+
+
+def test_missing_objects_are_skipped_named_and_the_walk_goes_on(history):
+    history.commit({"algos/core.py": loss("vanilla"), "docs/a.md": "arXiv:2402.03300"})
+    history.commit({"algos/core.py": loss("vanilla", "gspo"), "docs/b.md": "arXiv:2507.18071"})
+    history.commit({"algos/core.py": loss("vanilla", "gspo", "cispo")})
+    lost = history.repo.git.rev_parse("HEAD~1:algos/core.py")
+    lost_doc = history.repo.git.rev_parse("HEAD~1:docs/b.md")
+    for blob in (lost, lost_doc):  # as in a partial clone: the commits are there, the blobs not
+        (history.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    mined = mine(history.path)
+    first, partial, last = mined.option_sets
+    assert "missing from the repository" in partial["parse_failures"][0]["error"]
+    assert options(partial) == options(first)
+    assert [v for _, v, _ in options(last)] == ["cispo", "gspo", "vanilla"]
+    assert mined.missing_blobs == {lost, lost_doc}
+    assert mined.commits[1]["unreadable_paths"] == ["algos/core.py", "docs/b.md"]
+    assert {c["arxiv_id"] for c in mined.citations} == {"2402.03300"}
+
+
+def test_recipes_named_by_a_file_suffix_or_by_the_seed(history):
+    locations = [
+        Location("AReaL", "examples/math/gsm8k_*.yaml", "recipe", "", "recipe", "recipe"),
+        Location(
+            "OpenRLHF",
+            "openllama2/trainer/ppo_ray_trainer.py",
+            "recipe",
+            "ppo_ray",
+            "entrypoint",
+            "selectable",
+        ),
+        Location("NeMo-RL", "recipes/**/*.yaml", "recipe", "^(dapo|grpo)-", "recipe", "recipe"),
+    ]
+    history.commit(
+        {
+            "examples/math/gsm8k_drgrpo.yaml": "a: 1",
+            "examples/math/gsm8k_gspo.yaml": "a: 2",
+            "openllama2/trainer/ppo_ray_trainer.py": "",
+            "recipes/llm/dapo-qwen-8b.yaml": "",
+            "recipes/llm/grpo-llama-1n8g.yaml": "",
+            "recipes/llm/sft-llama-1n8g.yaml": "",  # no recipe of interest
+        }
+    )
+    repo = open_repository(history.path, "main")
+    [only] = Miner(repo, "x", locations).run("refs/heads/main", State()).option_sets
+    assert sorted((o["field"], o["value"], o["path"]) for o in only["options"]) == [
+        ("entrypoint", "ppo_ray", "openllama2/trainer/ppo_ray_trainer.py"),
+        ("recipe", "dapo", "recipes/llm/dapo-qwen-8b.yaml"),
+        ("recipe", "drgrpo", "examples/math/gsm8k_drgrpo.yaml"),
+        ("recipe", "grpo", "recipes/llm/grpo-llama-1n8g.yaml"),
+        ("recipe", "gspo", "examples/math/gsm8k_gspo.yaml"),
+    ]
+
+
+def test_choices_read_in_code_take_their_default_from_the_yaml(history):
+    locations = [
+        Location("NeMo-RL", "algos/loss.py", "compare", "kl_type", "loss_fn.kl_type", "selectable"),
+        Location(
+            "NeMo-RL",
+            "configs/base.yaml",
+            "yaml",
+            "loss_fn.kl_type",
+            "loss_fn.kl_type",
+            "selectable",
+        ),
+    ]
+    code = 'if cfg["kl_type"] == "k1":\n    pass\nelif cfg["kl_type"] in ("k2", "k3"):\n    pass\n'
+    history.commit({"algos/loss.py": code, "configs/base.yaml": "loss_fn:\n  kl_type: k3\n"})
+    history.commit({"configs/base.yaml": "loss_fn:\n  kl_type: k1\n"})
+    repo = open_repository(history.path, "main")
+    sets = Miner(repo, "x", locations).run("refs/heads/main", State()).option_sets
+    read = [
+        sorted((o["value"], o["is_default"], o["field_default"]) for o in s["options"])
+        for s in sets
+    ]
+    assert read == [
+        [("k1", False, "k3"), ("k2", False, "k3"), ("k3", True, "k3")],
+        [("k1", True, "k1"), ("k2", False, "k1"), ("k3", False, "k1")],
+    ]
+
+
+def test_several_frameworks_are_walked_at_once_and_landed_as_one_by_one(history, warehouse):
+    from tests.conftest import tracker
+
+    history.commit({"verl/trainer/ppo/core_algos.py": loss("vanilla", "gspo")})
+    history.commit({"trl/trainer/grpo_trainer.py": 'if self.loss_type == "dapo":\n    pass\n'})
+    names = ("verl", "TRL", "slime")
+    args = [a for n in names for a in ("--framework", n, "--repo", f"{n}={history.path}")]
+    parallel = tracker("ingest", "frameworks", *args, "--jobs", "3")
+    assert parallel.returncode == 0, parallel.stderr
+    for name in names:
+        assert f"framework: {name}  commits walked: 2" in parallel.stdout
+    tables = raw(warehouse)
+    commits = [json.loads(p) for _, p in tables["git__commits"]]
+    assert sorted(c["framework"] for c in commits) == [
+        "TRL",
+        "TRL",
+        "slime",
+        "slime",
+        "verl",
+        "verl",
+    ]
+    sets = {json.loads(p)["framework"]: json.loads(p) for _, p in tables["git__option_sets"]}
+    assert {o["value"] for o in sets["verl"]["options"]} >= {"vanilla", "gspo"}
+    assert "dapo" in {o["value"] for o in sets["TRL"]["options"]}

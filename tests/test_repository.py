@@ -35,7 +35,7 @@ def test_python_is_lint_clean():
 def test_the_readmes_queries_run_on_a_built_warehouse(built):
     warehouse, _ = built
     queries = re.findall(r"```sql\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
-    assert len(queries) == 3
+    assert queries, "the README shows no SQL examples"
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         for query in queries:

@@ -1,6 +1,7 @@
 -- Events from consecutive option sets per framework (SPEC §4): an option (field, value) is
 -- `added` where it first appears or reappears, `removed` where it goes, and a field's default is
--- `default_changed` where it differs from the previous set's.
+-- `default_changed` where it differs from the previous set's (a field that had no default and
+-- gains one has not changed its default: its default just became readable).
 
 with option_sets as (
 
@@ -17,54 +18,70 @@ with option_sets as (
 
 ),
 
-options as (
+observations as (
+
+    select framework, commit_sha, option_field, option_value, field_default
+    from {{ ref('stg_git__option_observations') }}
+
+),
+
+-- each set's distinct options, and each field's default(s) in that set
+set_options as (
+
+    select distinct framework, commit_sha, option_field, option_value
+    from observations
+
+),
+
+set_defaults as (
 
     select
         framework,
         commit_sha,
         option_field,
-        option_value,
-        string_agg(distinct field_default, ' | ' order by field_default) over (
-            partition by framework, commit_sha, option_field
-        ) as field_default
-    from {{ ref('stg_git__option_observations') }}
+        string_agg(distinct field_default, ' | ' order by field_default) as field_default
+    from observations
+    group by framework, commit_sha, option_field
 
 ),
 
 -- each set's options and its predecessor's, both keyed by the set's commit
 now_options as (
 
-    select distinct s.framework, s.commit_sha, o.option_field, o.option_value
+    select s.framework, s.commit_sha, o.option_field, o.option_value
     from option_sets as s
-    inner join options as o on s.framework = o.framework and s.commit_sha = o.commit_sha
+    inner join set_options as o on s.framework = o.framework and s.commit_sha = o.commit_sha
 
 ),
 
 before_options as (
 
-    select distinct s.framework, s.commit_sha, o.option_field, o.option_value
+    select s.framework, s.commit_sha, o.option_field, o.option_value
     from option_sets as s
-    inner join options as o on s.framework = o.framework and s.previous_sha = o.commit_sha
+    inner join set_options as o on s.framework = o.framework and s.previous_sha = o.commit_sha
 
 ),
 
 default_changes as (
 
-    select distinct
+    select
         s.framework,
         s.commit_sha,
         now.option_field,
         before.field_default as old_default,
         now.field_default as new_default
     from option_sets as s
-    inner join options as now
+    inner join set_defaults as now
         on s.framework = now.framework and s.commit_sha = now.commit_sha
-    inner join options as before
+    inner join set_defaults as before
         on
             s.framework = before.framework
             and s.previous_sha = before.commit_sha
             and now.option_field = before.option_field
-    where now.field_default is distinct from before.field_default
+    -- a default read where none was before is a new source of the default, not a change
+    where
+        now.field_default is distinct from before.field_default
+        and before.field_default is not null
 
 ),
 

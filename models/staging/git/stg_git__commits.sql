@@ -22,6 +22,7 @@ renamed as (
         cast(payload ->> 'files_changed' as integer) as files_changed,
         cast(payload ->> 'files_added' as integer) as files_added,
         cast(payload ->> 'touches_location' as boolean) as touches_location,
+        coalesce(json_array_length(payload -> 'unreadable_paths'), 0) as unreadable_files,
 
         -- upper-bound flags (SPEC §4)
         cast(payload ->> 'is_root' as boolean) as is_root,

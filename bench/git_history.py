@@ -1,0 +1,135 @@
+"""Benchmark: mining framework histories, against plain `git log` (the floor) and PyDriller.
+
+For each repository given, in this one run:
+  (a) ours: `tracker ingest frameworks` into a temporary warehouse (a fresh process, full history);
+  (b) floor: `git log --first-parent --name-status <main> -- <location pathspecs>`;
+  (c) PyDriller: the same first-parent commits, the files each changed, and the text of those at
+      an algorithm location (PyDriller has no first-parent walk, so it walks main and keeps the
+      first-parent commits);
+then (d) ours again, incremental with nothing new, for all repositories in one process.
+Prints seconds, the ratios (a)/(b) and (c)/(a), and each process's peak memory.
+
+    python bench/git_history.py verl=/path/to/verl TRL=/path/to/trl ... [--skip-pydriller]
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ingest.frameworks import frameworks, locations  # noqa: E402
+from ingest.git_history import open_repository, resolve_branch  # noqa: E402
+
+
+def measured(command: list[str], env: dict | None = None) -> tuple[float, float]:
+    """Seconds and peak resident MiB of one child process (its own rusage, via wait4)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(command, stdout=out, stderr=err, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - started
+        if os.waitstatus_to_exitcode(status) != 0:
+            err.seek(0)
+            sys.exit(f"{' '.join(command[:6])} failed:\n{err.read().decode()[-2000:]}")
+    return seconds, usage.ru_maxrss / 1024
+
+
+def pathspecs(framework: str) -> list[str]:
+    return sorted({f":(glob){loc.path_pattern}" for loc in locations(framework)})
+
+
+def pydriller_walk(name: str, path: str) -> None:
+    """Run in a child process: PyDriller over the same commits and location files."""
+    from pydriller import Repository
+
+    repo = open_repository(Path(path), frameworks()[name]["main_branch"])
+    os.environ["GIT_DIR"] = str(repo.git_dir)  # PyDriller's own Repo on a config-less mirror
+    ref = resolve_branch(repo, frameworks()[name]["main_branch"])
+    first_parent = set(repo.git.rev_list("--first-parent", ref).split())
+    locs = locations(name)
+    unreadable = 0
+    for commit in Repository(path, order="reverse").traverse_commits():
+        if commit.hash not in first_parent:
+            continue
+        try:
+            for change in commit.modified_files:
+                if any(loc.match(change.new_path or change.old_path or "") for loc in locs):
+                    _ = change.source_code
+        except Exception:  # noqa: BLE001 - a blob missing from a partial mirror
+            unreadable += 1
+    print(f"{name}: PyDriller could not read {unreadable} commits", file=sys.stderr)
+
+
+def ingest(python: str, repos: dict[str, str], warehouse: Path, jobs: int) -> tuple[float, float]:
+    args = [a for n, p in repos.items() for a in ("--framework", n, "--repo", f"{n}={p}")]
+    env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse)}
+    command = [python, "-m", "ingest.cli", "ingest", "frameworks", *args, "--jobs", str(jobs)]
+    return measured(command, env)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("repos", nargs="+", metavar="NAME=PATH")
+    parser.add_argument("--skip-pydriller", action="store_true")
+    args = parser.parse_args()
+    repos = dict(r.split("=", 1) for r in args.repos)
+    python = sys.executable
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, path in repos.items():
+            repo = open_repository(Path(path), frameworks()[name]["main_branch"])
+            ref = resolve_branch(repo, frameworks()[name]["main_branch"])
+            floor, _ = measured(
+                [
+                    "git",
+                    f"--git-dir={repo.git_dir}",
+                    "log",
+                    "--first-parent",
+                    "--name-status",
+                    ref,
+                    "--",
+                    *pathspecs(name),
+                ]
+            )
+            ours, _ = ingest(python, {name: path}, Path(tmp) / f"{name}.duckdb", 1)
+            driller = float("nan")
+            if not args.skip_pydriller:
+                driller, _ = measured([python, __file__, "--pydriller-child", name, path])
+            rows.append((name, ours, floor, driller))
+            print(
+                f"{name}: ours {ours:.1f} s, git log {floor:.2f} s, PyDriller {driller:.1f} s",
+                file=sys.stderr,
+            )
+        together, together_mib = ingest(
+            python, repos, Path(tmp) / "all.duckdb", os.cpu_count() or 1
+        )
+        noop, _ = ingest(python, repos, Path(tmp) / "all.duckdb", os.cpu_count() or 1)
+    print(
+        f"{'framework':10} {'ours s':>8} {'git log s':>10} {'PyDriller s':>12} "
+        f"{'ours/git log':>13} {'PyDriller/ours':>15}"
+    )
+    total = [sum(r[i] for r in rows) for i in (1, 2, 3)]
+    for name, ours, floor, driller in [*rows, ("sum", *total)]:
+        print(
+            f"{name:10} {ours:8.1f} {floor:10.2f} {driller:12.1f} {ours / floor:13.1f} "
+            f"{driller / ours:15.1f}"
+        )
+    print(
+        f"all in one run (--jobs {os.cpu_count()}): {together:.1f} s, "
+        f"{together / total[1]:.1f}x git log, PyDriller {total[2] / together:.1f}x ours; "
+        f"peak memory {together_mib:.0f} MiB"
+    )
+    print(f"incremental run with nothing new, all given frameworks: {noop:.2f} s")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--pydriller-child":
+        pydriller_walk(sys.argv[2], sys.argv[3])
+    else:
+        main()
