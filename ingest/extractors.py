@@ -191,6 +191,8 @@ def _choice_values(values: Any) -> list[str]:
 
 
 def registry(source: str, selector: str, field: str) -> list[Observation]:
+    if selector not in source:  # nothing to find: spare the parse (most of a walk's cost)
+        return []
     tree = _parse_python(source)
     enums = _enum_values(tree)
     found = []
@@ -214,14 +216,19 @@ def registry(source: str, selector: str, field: str) -> list[Observation]:
 
 
 def enum(source: str, selector: str, field: str) -> list[Observation]:
+    if selector not in source:
+        return []
     tree = _parse_python(source)
     members = [v for (cls, _), v in _enum_values(tree).items() if cls == selector]
     return _choices(members, field, None)
 
 
 def compare(source: str, selector: str, field: str) -> list[Observation]:
-    found = []
-    for node in _near(_parse_python(source), source, selector.rsplit(".", 1)[-1]):
+    found: list[str] = []
+    word = selector.rsplit(".", 1)[-1]
+    if word not in source:
+        return []
+    for node in _near(_parse_python(source), source, word):
         if isinstance(node, ast.Match) and _accesses(node.subject, selector):
             for case in node.cases:
                 found += [
@@ -270,6 +277,8 @@ def _field_default_and_choices(stmt: ast.AnnAssign) -> tuple[Any, list[str]]:
 
 
 def declared_field(source: str, selector: str, field: str) -> list[Observation]:
+    if selector.partition(".")[0] not in source:
+        return []
     tree = _parse_python(source)
     if selector.startswith("-"):
         return _argparse(tree, source, selector, field)
@@ -346,6 +355,8 @@ def yaml_keys(source: str, selector: str, field: str) -> list[Observation]:
 
 
 def constant(source: str, selector: str, field: str) -> list[Observation]:
+    if selector.rpartition(".")[2] not in source:
+        return []
     tree = _parse_python(source)
     owner, _, name = selector.rpartition(".")
     scopes = [c for c in _classes(tree) if c.name == owner] if owner else [tree]

@@ -382,3 +382,20 @@ def test_several_frameworks_are_walked_at_once_and_landed_as_one_by_one(history,
     sets = {json.loads(p)["framework"]: json.loads(p) for _, p in tables["git__option_sets"]}
     assert {o["value"] for o in sets["verl"]["options"]} >= {"vanilla", "gspo"}
     assert "dapo" in {o["value"] for o in sets["TRL"]["options"]}
+
+
+def test_a_url_is_cloned_into_the_cache_then_fetched(history, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRACKER_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(frameworks, "locations", lambda name: LOCATIONS)
+    url = f"file://{history.path}"
+    history.commit({"algos/core.py": loss("vanilla")})
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    try:
+        assert frameworks.ingest(con, "verl", url)["commits walked"] == 1
+        assert (tmp_path / "cache" / "verl" / "HEAD").exists()  # a bare clone in the cache
+        history.commit({"algos/core.py": loss("vanilla", "gspo")})
+        assert frameworks.ingest(con, "verl", url)["commits walked"] == 1  # fetched, then walked
+        with pytest.raises(TrackerError, match="cannot clone or fetch"):
+            frameworks.ingest(con, "slime", f"file://{tmp_path / 'gone'}")
+    finally:
+        con.close()
