@@ -29,7 +29,7 @@ def build(snapshot_dir: Path, release_dir: Path) -> None:
             print(f"raw.{table}: {counts}", file=sys.stderr)
     finally:
         con.close()
-    run_dbt("build")
+    run_dbt("build", "--full-refresh")  # seeds whose columns changed are rebuilt, not appended to
     con = connect(read_only=True)
     try:
         manifest = release.write(con, release_dir)

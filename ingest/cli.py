@@ -5,7 +5,16 @@ import os
 import sys
 from pathlib import Path
 
-from ingest import __version__, arxiv_metadata, build, download, frameworks, release, snapshot
+from ingest import (
+    __version__,
+    arxiv_metadata,
+    build,
+    download,
+    frameworks,
+    method_card,
+    release,
+    snapshot,
+)
 from ingest.errors import TrackerError
 from ingest.landing import ensure_all_raw_tables, held_back, ingest_run, land_batch
 from ingest.warehouse import connect, warehouse_path
@@ -47,6 +56,21 @@ def cmd_download(args: argparse.Namespace) -> None:
     tables = ", ".join(f"{n} ({t['rows']} rows)" for n, t in manifest["tables"].items())
     print(f"verified and installed into {args.into}: {tables}")
     print(f"query it with: duckdb {args.into}")
+
+
+def cmd_method(args: argparse.Namespace) -> None:
+    con = connect(read_only=True)
+    found = method_card.find(con, args.query)
+    if not found:
+        raise TrackerError(
+            f"no method matches {args.query!r}: try an id (gspo), an arXiv id (2507.18071) or "
+            "part of a name; `select method_id, name from marts.methods` lists them all"
+        )
+    if len(found) > 1:
+        print(f"{len(found)} methods match {args.query!r}; ask for one of them:")
+        _print_table(["method", "name"], found)
+        return
+    print(method_card.card(con, found[0][0]))
 
 
 def cmd_review(args: argparse.Namespace) -> None:
@@ -173,6 +197,12 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("source", help="release folder, URL of its manifest.json, or .zip/.tar.gz")
     c.add_argument("--into", type=Path, default=Path("tracker-release.duckdb"))
     c.set_defaults(func=cmd_download)
+
+    c = sub.add_parser(
+        "method", help="a method's card: where each framework offers it, how to turn it on"
+    )
+    c.add_argument("query", help="a method id (gspo), an arXiv id (2507.18071) or part of a name")
+    c.set_defaults(func=cmd_method)
 
     c = sub.add_parser("review", help="list records held back by validation")
     c.add_argument("--table", help="only this raw table, e.g. arxiv__papers")

@@ -178,7 +178,7 @@ def test_functions_are_top_level_public_names_matching_the_glob():
 @pytest.mark.parametrize(
     "kind, text, selector",
     [
-        ("registry", "@register_policy_loss(\"a\")\ndef broken(:\n", "register_policy_loss"),
+        ("registry", '@register_policy_loss("a")\ndef broken(:\n', "register_policy_loss"),
         ("field", "class A:\n  x: int = (\n", "A.*"),
         ("yaml", "a: [unclosed\n", "a"),
         ("yaml", "a: b\n\tc: d\n", "a"),

@@ -242,7 +242,7 @@ def test_dbt_derives_added_removed_and_default_changed_events(history, warehouse
         frameworks.ingest(con, "verl", str(history.path))
     finally:
         con.close()
-    run_dbt("build", "--select", "+int_option_events_detected")
+    run_dbt("run", "--select", "+int_option_events_detected")  # no mapping: options are made up
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         events = con.execute(
@@ -399,3 +399,24 @@ def test_a_url_is_cloned_into_the_cache_then_fetched(history, tmp_path, monkeypa
             frameworks.ingest(con, "slime", f"file://{tmp_path / 'gone'}")
     finally:
         con.close()
+
+
+def test_an_unmapped_option_stops_dbt_build_and_is_named(history, warehouse, monkeypatch, capfd):
+    monkeypatch.setattr(frameworks, "locations", lambda name: LOCATIONS)
+    history.commit({"algos/core.py": loss("mystery_loss")})
+    con = connect()
+    try:
+        frameworks.ingest(con, "verl", str(history.path))
+    finally:
+        con.close()
+    with pytest.raises(TrackerError, match="`dbt build` failed"):
+        run_dbt("build")
+    out = capfd.readouterr().out
+    assert "detected option(s) have no mapping in seeds/option_names.csv" in out
+    assert "verl | loss_mode | mystery_loss" in out
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:  # the build stopped at the gate: nothing downstream of the options was built
+        tables = con.execute("select table_name from information_schema.tables").fetchall()
+    finally:
+        con.close()
+    assert not {"int_option_events_mapped", "method_frameworks"} & {t for (t,) in tables}

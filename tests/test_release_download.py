@@ -151,9 +151,11 @@ def test_an_archive_reaching_outside_the_release_is_refused(built, tmp_path, mak
     assert not list(tmp_path.rglob("escaped.txt"))
 
 
-def serve_release(httpserver, rel):
+def serve_release(httpserver, rel, but=()):
+    """Serve the release folder over HTTP, except the files named in ``but``."""
     for f in rel.iterdir():
-        httpserver.expect_request(f"/r/{f.name}").respond_with_data(f.read_bytes())
+        if f.name not in but:
+            httpserver.expect_request(f"/r/{f.name}").respond_with_data(f.read_bytes())
 
 
 def test_download_over_http(built, tmp_path, httpserver):
@@ -165,9 +167,7 @@ def test_download_over_http(built, tmp_path, httpserver):
 
 def test_an_http_file_that_is_not_there_is_refused(built, tmp_path, httpserver):
     _, rel = built
-    httpserver.expect_request("/r/manifest.json").respond_with_data(
-        (rel / "manifest.json").read_bytes()
-    )
+    serve_release(httpserver, rel, but=("frameworks.csv",))
     httpserver.expect_request("/r/frameworks.csv").respond_with_data("missing", status=404)
     with pytest.raises(TrackerError, match=r"download of .*/r/frameworks.csv failed: 404"):
         download.download(httpserver.url_for("/r/manifest.json"), tmp_path / "got.duckdb")
@@ -196,12 +196,11 @@ def test_an_http_download_that_fails_midway_installs_nothing(built, tmp_path, ht
     _, rel = built
     manifest = json.loads((rel / "manifest.json").read_text())
     broken = truncating_server((rel / "frameworks.csv").read_bytes())
+    serve_release(httpserver, rel, but=("manifest.json", "frameworks.csv"))
     httpserver.expect_request("/r/manifest.json").respond_with_data(json.dumps(manifest))
     httpserver.expect_request("/r/frameworks.csv").respond_with_response(
         Response(status=302, headers={"Location": f"{broken}/frameworks.csv"})
     )
-    for name in ("frameworks.parquet",):
-        httpserver.expect_request(f"/r/{name}").respond_with_data((rel / name).read_bytes())
     into = tmp_path / "got.duckdb"
     with pytest.raises(
         TrackerError, match=r"frameworks.csv (failed|stopped after).*nothing was installed"

@@ -1,11 +1,64 @@
+-- The tracked frameworks: where their code lives, the last main-branch commit mined, and counts.
+
 with repositories as (
 
     select * from {{ ref('framework_repositories') }}
 
+),
+
+commits as (
+
+    select
+        framework,
+        count(*) as commits_walked,
+        arg_max(commit_sha, first_parent_position) as snapshot_sha,
+        max(committed_at) as snapshot_committed_at
+    from {{ ref('stg_git__commits') }}
+    group by framework
+
+),
+
+options as (
+
+    select framework, count(distinct (option_field, option_value)) as options_detected
+    from {{ ref('stg_git__option_observations') }}
+    group by framework
+
+),
+
+included as (
+
+    select
+        framework,
+        count(*) as methods_included,
+        count(*) filter (where present_at_snapshot) as methods_at_snapshot
+    from {{ ref('method_frameworks') }}
+    group by framework
+
+),
+
+events as (
+
+    select framework, count(*) as option_events
+    from {{ ref('option_events') }}
+    group by framework
+
 )
 
 select
-    framework,
-    repository_url,
-    main_branch
-from repositories
+    r.framework,
+    r.repository_url,
+    r.main_branch,
+    r.option_syntax,
+    c.snapshot_sha,
+    c.snapshot_committed_at,
+    coalesce(c.commits_walked, 0) as commits_walked,
+    coalesce(o.options_detected, 0) as options_detected,
+    coalesce(e.option_events, 0) as option_events,
+    coalesce(i.methods_included, 0) as methods_included,
+    coalesce(i.methods_at_snapshot, 0) as methods_at_snapshot
+from repositories as r
+left join commits as c on r.framework = c.framework
+left join options as o on r.framework = o.framework
+left join events as e on r.framework = e.framework
+left join included as i on r.framework = i.framework

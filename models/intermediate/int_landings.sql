@@ -1,0 +1,195 @@
+-- First landing of each method in each framework (SPEC §4): the first main-branch commit where
+-- one of its options exists, or, for a method implemented without an option, the first commit
+-- citing it where it is implemented (citation_inclusions). The date is an upper bound when that
+-- commit is the root, a bulk import or a rename of the location. A method none of whose options
+-- exists at the last option set has a removal: the last removal of one of its options.
+
+with commits as (
+
+    select * from {{ ref('stg_git__commits') }}
+
+),
+
+option_names as (
+
+    select framework, field, coalesce(value, '') as value, method_id, tier, condition
+    from {{ ref('option_names') }}
+    where method_id <> 'not_a_method'
+
+),
+
+observed as (
+
+    select
+        o.framework,
+        o.commit_sha,
+        o.first_parent_position,
+        o.option_field,
+        o.option_value,
+        o.field_default,
+        o.path,
+        o.extractor,
+        m.method_id,
+        m.tier,
+        m.condition
+    from {{ ref('stg_git__option_observations') }} as o
+    inner join option_names as m
+        on
+            o.framework = m.framework
+            and o.option_field = m.field
+            and o.option_value = m.value
+
+),
+
+heads as (
+
+    select framework, max(first_parent_position) as head_position
+    from commits
+    where touches_location
+    group by framework
+
+),
+
+-- the strongest option of each method present in the framework's last option set
+at_snapshot as (
+
+    select o.*
+    from observed as o
+    inner join heads as h
+        on o.framework = h.framework and o.first_parent_position = h.head_position
+    qualify row_number() over (
+        partition by o.method_id, o.framework
+        order by
+            {{ tier_rank('o.tier') }}, o.option_field, o.option_value,
+            {{ declaration_rank('o.extractor') }}, o.path
+    ) = 1
+
+),
+
+events as (
+
+    select * from {{ ref('int_option_events_mapped') }}
+    where method_id <> 'not_a_method' and event_type in ('added', 'removed')
+
+),
+
+first_added as (
+
+    select method_id, framework, min(first_parent_position) as landing_position
+    from events
+    where event_type = 'added'
+    group by method_id, framework
+
+),
+
+-- the strongest option added at the landing commit, with where it was read
+landing_option as (
+
+    select o.*
+    from observed as o
+    inner join first_added as f
+        on
+            o.method_id = f.method_id
+            and o.framework = f.framework
+            and o.first_parent_position = f.landing_position
+    qualify row_number() over (
+        partition by o.method_id, o.framework
+        order by
+            {{ tier_rank('o.tier') }}, o.option_field, o.option_value,
+            {{ declaration_rank('o.extractor') }}, o.path
+    ) = 1
+
+),
+
+last_removed as (
+
+    select method_id, framework, max(first_parent_position) as removed_position
+    from events
+    where event_type = 'removed'
+    group by method_id, framework
+
+),
+
+option_landings as (
+
+    select
+        l.method_id,
+        l.framework,
+        coalesce(s.tier, l.tier) as tier,
+        coalesce(s.option_field, l.option_field) as option_field,
+        coalesce(s.option_value, l.option_value) as option_value,
+        coalesce(s.path, l.path) as implementation_path,
+        coalesce(s.extractor, l.extractor) as extractor,
+        coalesce(s.field_default, l.field_default) as field_default,
+        coalesce(s.condition, l.condition) as condition,
+        l.commit_sha as first_landing_sha,
+        s.method_id is not null as present_at_snapshot,
+        case when s.method_id is null then r.removed_position end as removed_position,
+        'option_parse' as found_by
+    from landing_option as l
+    left join at_snapshot as s on l.method_id = s.method_id and l.framework = s.framework
+    left join last_removed as r on l.method_id = r.method_id and l.framework = r.framework
+
+),
+
+citation_landings as (
+
+    select
+        i.method_id,
+        i.framework,
+        i.tier,
+        null as option_field,
+        null as option_value,
+        i.path as implementation_path,
+        'citation' as extractor,
+        null as field_default,
+        i.condition,
+        arg_min(c.first_seen_sha, c.first_seen_at) as first_landing_sha,
+        bool_or(c.removed_sha is null) as present_at_snapshot,
+        null as removed_position,
+        'citation_audit' as found_by
+    from {{ ref('citation_inclusions') }} as i
+    inner join {{ ref('stg_git__citations') }} as c
+        on i.framework = c.framework and i.arxiv_id = c.arxiv_id and i.path = c.path
+    group by i.method_id, i.framework, i.tier, i.path, i.condition
+
+),
+
+landings as (
+
+    select * from option_landings
+    union all by name
+    select * from citation_landings as c
+    where not exists (
+        select 1 from option_landings as o
+        where o.method_id = c.method_id and o.framework = c.framework
+    )
+    qualify row_number() over (
+        partition by c.method_id, c.framework order by c.implementation_path
+    ) = 1
+
+)
+
+select
+    l.method_id,
+    l.framework,
+    l.tier,
+    l.option_field,
+    l.option_value,
+    l.implementation_path,
+    l.extractor,
+    l.field_default,
+    l.condition,
+    l.first_landing_sha,
+    landed.committed_at as first_landing_date,
+    landed.is_root or landed.is_bulk_import or landed.renames_location as date_is_upper_bound,
+    landed.author_name as landing_author,
+    removed.commit_sha as removed_sha,
+    removed.committed_at as removed_date,
+    l.present_at_snapshot,
+    l.found_by
+from landings as l
+inner join commits as landed
+    on l.framework = landed.framework and l.first_landing_sha = landed.commit_sha
+left join commits as removed
+    on l.framework = removed.framework and l.removed_position = removed.first_parent_position

@@ -1,0 +1,52 @@
+-- One row per method and framework that ever included it: how it is offered, where, since when,
+-- whether it is still there, who landed it and how long after the method was first public.
+
+with landings as (
+
+    select * from {{ ref('int_landings') }}
+
+),
+
+catalog as (
+
+    select * from {{ ref('method_catalog') }}
+
+),
+
+papers as (
+
+    select arxiv_id, first_version_date, authors from {{ ref('stg_arxiv__papers') }}
+
+)
+
+select
+    l.method_id || ':' || l.framework as method_framework_id,
+    l.method_id,
+    l.framework,
+    l.tier,
+    l.option_field,
+    l.option_value,
+    l.implementation_path,
+    l.first_landing_sha,
+    l.first_landing_date,
+    l.date_is_upper_bound,
+    l.removed_sha,
+    l.removed_date,
+    l.present_at_snapshot,
+    l.landing_author,
+    case
+        when p.authors is not null then list_contains(
+            list_transform(p.authors, lambda a: {{ normalised_name("a") }}),
+            {{ normalised_name('l.landing_author') }}
+        )
+    end as author_is_paper_author,
+    date_diff(
+        'day',
+        coalesce(p.first_version_date, c.first_public_date),
+        cast(l.first_landing_date as date)
+    ) as lag_days,
+    l.found_by,
+    l.condition
+from landings as l
+inner join catalog as c on l.method_id = c.method_id
+left join papers as p on c.source_arxiv_id = p.arxiv_id

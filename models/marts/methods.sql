@@ -1,0 +1,49 @@
+-- One row per catalog method: what it is, when it was first public, which frameworks include
+-- it, and its first landing anywhere with the lag from first public version to that landing.
+
+with catalog as (
+
+    select * from {{ ref('method_catalog') }}
+
+),
+
+papers as (
+
+    select arxiv_id, first_version_date from {{ ref('stg_arxiv__papers') }}
+
+),
+
+included as (
+
+    select
+        method_id,
+        count(*) as frameworks_count,
+        string_agg(framework, ', ' order by framework) as frameworks,
+        count(*) filter (where present_at_snapshot) as frameworks_at_snapshot,
+        min(first_landing_date) as first_landing_date,
+        arg_min(framework, first_landing_date) as first_landing_framework,
+        arg_min(date_is_upper_bound, first_landing_date) as lag_is_upper_bound
+    from {{ ref('method_frameworks') }}
+    group by method_id
+
+)
+
+select
+    c.method_id,
+    c.name,
+    c.family,
+    c.origin,
+    c.source_arxiv_id,
+    coalesce(p.first_version_date, c.first_public_date) as first_public_date,
+    coalesce(i.frameworks_count, 0) as frameworks_count,
+    i.frameworks,
+    coalesce(i.frameworks_at_snapshot, 0) as frameworks_at_snapshot,
+    i.first_landing_date,
+    i.first_landing_framework,
+    date_diff(
+        'day', coalesce(p.first_version_date, c.first_public_date), cast(i.first_landing_date as date)
+    ) as lag_days,
+    i.lag_is_upper_bound
+from catalog as c
+left join papers as p on c.source_arxiv_id = p.arxiv_id
+left join included as i on c.method_id = i.method_id
