@@ -18,6 +18,7 @@ option_names as (
 
 ),
 
+-- mapped options at every option set; strength 1 is the strongest option of a method in a set
 observed as (
 
     select
@@ -31,7 +32,13 @@ observed as (
         o.extractor,
         m.method_id,
         m.tier,
-        m.condition
+        m.condition,
+        row_number() over (
+            partition by m.method_id, o.framework, o.first_parent_position
+            order by
+                {{ tier_rank('m.tier') }}, o.option_field, o.option_value,
+                {{ declaration_rank('o.extractor') }}, o.path
+        ) as strength
     from {{ ref('stg_git__option_observations') }} as o
     inner join option_names as m
         on
@@ -50,34 +57,26 @@ heads as (
 
 ),
 
--- the strongest option of each method present in the framework's last option set
 at_snapshot as (
 
     select o.*
     from observed as o
     inner join heads as h
         on o.framework = h.framework and o.first_parent_position = h.head_position
-    qualify row_number() over (
-        partition by o.method_id, o.framework
-        order by
-            {{ tier_rank('o.tier') }}, o.option_field, o.option_value,
-            {{ declaration_rank('o.extractor') }}, o.path
-    ) = 1
+    where o.strength = 1
 
 ),
 
-events as (
+event_positions as (
 
-    select * from {{ ref('int_option_events_mapped') }}
-    where method_id <> 'not_a_method' and event_type in ('added', 'removed')
-
-),
-
-first_added as (
-
-    select method_id, framework, min(first_parent_position) as landing_position
-    from events
-    where event_type = 'added'
+    select
+        method_id,
+        framework,
+        min(first_parent_position) filter (where event_type = 'added') as landing_position,
+        arg_max(commit_sha, first_parent_position) filter (where event_type = 'removed')
+            as removed_sha
+    from {{ ref('int_option_events_mapped') }}
+    where method_id <> 'not_a_method'
     group by method_id, framework
 
 ),
@@ -85,28 +84,14 @@ first_added as (
 -- the strongest option added at the landing commit, with where it was read
 landing_option as (
 
-    select o.*
+    select o.*, p.removed_sha
     from observed as o
-    inner join first_added as f
+    inner join event_positions as p
         on
-            o.method_id = f.method_id
-            and o.framework = f.framework
-            and o.first_parent_position = f.landing_position
-    qualify row_number() over (
-        partition by o.method_id, o.framework
-        order by
-            {{ tier_rank('o.tier') }}, o.option_field, o.option_value,
-            {{ declaration_rank('o.extractor') }}, o.path
-    ) = 1
-
-),
-
-last_removed as (
-
-    select method_id, framework, max(first_parent_position) as removed_position
-    from events
-    where event_type = 'removed'
-    group by method_id, framework
+            o.method_id = p.method_id
+            and o.framework = p.framework
+            and o.first_parent_position = p.landing_position
+    where o.strength = 1
 
 ),
 
@@ -124,34 +109,40 @@ option_landings as (
         coalesce(s.condition, l.condition) as condition,
         l.commit_sha as first_landing_sha,
         s.method_id is not null as present_at_snapshot,
-        case when s.method_id is null then r.removed_position end as removed_position,
+        case when s.method_id is null then l.removed_sha end as removed_sha,
         'option_parse' as found_by
     from landing_option as l
     left join at_snapshot as s on l.method_id = s.method_id and l.framework = s.framework
-    left join last_removed as r on l.method_id = r.method_id and l.framework = r.framework
 
 ),
 
+-- a cited implementation, over all the paths it was cited at (files move): first seen, where
+-- it is cited now (else last), and gone only when no citing file is left
 citation_landings as (
 
     select
         i.method_id,
         i.framework,
-        i.tier,
+        arg_min(i.tier, c.first_seen_at) as tier,
         null as option_field,
         null as option_value,
-        i.path as implementation_path,
+        coalesce(
+            arg_max(i.path, c.first_seen_at) filter (where c.removed_sha is null),
+            arg_max(i.path, c.removed_at)
+        ) as implementation_path,
         'citation' as extractor,
         null as field_default,
-        i.condition,
+        arg_min(i.condition, c.first_seen_at) as condition,
         arg_min(c.first_seen_sha, c.first_seen_at) as first_landing_sha,
         bool_or(c.removed_sha is null) as present_at_snapshot,
-        null as removed_position,
+        case
+            when not bool_or(c.removed_sha is null) then arg_max(c.removed_sha, c.removed_at)
+        end as removed_sha,
         'citation_audit' as found_by
     from {{ ref('citation_inclusions') }} as i
     inner join {{ ref('stg_git__citations') }} as c
         on i.framework = c.framework and i.arxiv_id = c.arxiv_id and i.path = c.path
-    group by i.method_id, i.framework, i.tier, i.path, i.condition
+    group by i.method_id, i.framework
 
 ),
 
@@ -164,9 +155,6 @@ landings as (
         select 1 from option_landings as o
         where o.method_id = c.method_id and o.framework = c.framework
     )
-    qualify row_number() over (
-        partition by c.method_id, c.framework order by c.implementation_path
-    ) = 1
 
 )
 
@@ -184,7 +172,7 @@ select
     landed.committed_at as first_landing_date,
     landed.is_root or landed.is_bulk_import or landed.renames_location as date_is_upper_bound,
     landed.author_name as landing_author,
-    removed.commit_sha as removed_sha,
+    l.removed_sha,
     removed.committed_at as removed_date,
     l.present_at_snapshot,
     l.found_by
@@ -192,4 +180,4 @@ from landings as l
 inner join commits as landed
     on l.framework = landed.framework and l.first_landing_sha = landed.commit_sha
 left join commits as removed
-    on l.framework = removed.framework and l.removed_position = removed.first_parent_position
+    on l.framework = removed.framework and l.removed_sha = removed.commit_sha

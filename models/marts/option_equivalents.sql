@@ -19,7 +19,8 @@ settings as (
         f.option_syntax,
         nullif(l.option_value, '') is not null as is_choice,
         coalesce(nullif(l.option_value, ''), case
-            when l.tier = 'default' and l.field_default is not null then l.field_default
+            when l.tier in ('default', 'conditional_default') and l.field_default is not null
+                then l.field_default
             when l.field_default = 'false' then 'true'
             when l.field_default = 'true' then 'false'
             else '<value>'
