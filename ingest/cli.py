@@ -3,10 +3,12 @@
 import argparse
 import os
 import sys
+from datetime import date
 from pathlib import Path
 
 from ingest import (
     __version__,
+    arxiv,
     arxiv_metadata,
     build,
     download,
@@ -110,6 +112,25 @@ def cmd_ingest_arxiv_metadata(args: argparse.Namespace) -> None:
         print(f"  held back {key or '(no key)'}: {expectation}: {detail}")
 
 
+def cmd_ingest_arxiv(args: argparse.Namespace) -> None:
+    if args.page_size < 1 or args.pause < 0:
+        raise TrackerError("--page-size must be at least 1 and --pause at least 0")
+    client = arxiv.Client(pause=args.pause)
+    con = connect()
+    if args.ids:
+        ids = [i.strip() for i in args.ids.split(",") if i.strip()]
+        found = arxiv.ingest_ids(con, client, ids)
+        print(f"landed {len(found['landed'])} of {len(ids)} papers")
+        if found["unknown"]:
+            print(f"arXiv does not know: {', '.join(found['unknown'])}")
+        return
+    if args.to < args.from_:
+        raise TrackerError(f"--to {args.to} is before --from {args.from_}")
+    categories = tuple(c.strip() for c in args.categories.split(",") if c.strip())
+    got = arxiv.ingest_window(con, client, args.from_, args.to, categories, args.page_size)
+    print(f"{got['papers']} papers landed over {got['windows']} windows ({args.from_}..{args.to})")
+
+
 def cmd_ingest_frameworks(args: argparse.Namespace) -> None:
     known = frameworks.frameworks()
     repos = dict(item.split("=", 1) for item in args.repo if "=" in item)
@@ -155,6 +176,38 @@ def parser() -> argparse.ArgumentParser:
     s = isub.add_parser("arxiv-metadata", help="verified arXiv metadata from a CSV")
     s.add_argument("csv", type=Path, help="CSV with arxiv_id, title, authors, first_version_date…")
     s.set_defaults(func=cmd_ingest_arxiv_metadata)
+
+    s = isub.add_parser("arxiv", help="papers from the arXiv API: a window of dates, or ids")
+    s.add_argument(
+        "--from",
+        dest="from_",
+        type=date.fromisoformat,
+        default=date(2025, 1, 1),
+        metavar="DATE",
+        help="first submission date of the window (default 2025-01-01)",
+    )
+    s.add_argument(
+        "--to",
+        type=date.fromisoformat,
+        default=date(2026, 6, 30),
+        metavar="DATE",
+        help="last submission date of the window (default 2026-06-30)",
+    )
+    s.add_argument(
+        "--categories",
+        default=",".join(arxiv.CATEGORIES),
+        help="arXiv categories, comma-separated (default cs.LG,cs.CL,cs.AI)",
+    )
+    s.add_argument("--ids", help="fetch these arXiv ids (comma-separated) instead of a window")
+    s.add_argument("--page-size", type=int, default=200, metavar="N")
+    s.add_argument(
+        "--pause",
+        type=float,
+        default=3.0,
+        metavar="SECONDS",
+        help="seconds between requests (arXiv asks for at least 3)",
+    )
+    s.set_defaults(func=cmd_ingest_arxiv)
 
     s = isub.add_parser("frameworks", help="mine the frameworks' main-branch histories")
     s.add_argument(

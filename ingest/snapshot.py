@@ -16,7 +16,7 @@ from typing import Any
 
 import duckdb
 
-from ingest import __version__
+from ingest import __version__, validation
 from ingest.checksums import verify_file
 from ingest.errors import TrackerError
 from ingest.landing import Counts, Record, ensure_all_raw_tables, ingest_run, land_batch
@@ -47,10 +47,11 @@ def snapshot_date(con: duckdb.DuckDBPyConnection) -> date | None:
 
 
 def export(con: duckdb.DuckDBPyConnection, out_dir: Path = SNAPSHOT_DIR) -> dict[str, Any]:
-    """Write every raw table (all versions) and the manifest; remove files no table wrote."""
+    """Write every raw table (all versions) but the local-only ones, and the manifest; remove
+    files no table wrote."""
     out_dir.mkdir(parents=True, exist_ok=True)
     tables: dict[str, Any] = {}
-    for table in raw_tables(con):
+    for table in (t for t in raw_tables(con) if not validation.is_local_only(t)):
         rows = con.execute(
             f"select {', '.join(FIELDS)}, payload from raw.{table} "
             "order by record_key, record_version"

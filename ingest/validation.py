@@ -48,6 +48,13 @@ def require_suite(name: str) -> None:
         )
 
 
+def is_local_only(name: str) -> bool:
+    """A raw table whose records are text (abstracts, thread bodies) kept for matching in the
+    local warehouse only: the snapshot and the release never carry it (its suite says so)."""
+    path = SUITES_DIR / f"{name}.json"
+    return path.exists() and bool(json.loads(path.read_text()).get("meta", {}).get("local_only"))
+
+
 def _read_suite(name: str) -> dict[str, Any]:
     require_suite(name)
     return json.loads((SUITES_DIR / f"{name}.json").read_text())

@@ -1,0 +1,224 @@
+"""The arXiv API ingester against a local server replaying recorded Atom pages."""
+
+import socket
+import threading
+import time
+from datetime import date
+from pathlib import Path
+
+import duckdb
+import pytest
+from werkzeug import Response
+
+from ingest import arxiv, snapshot
+from ingest.errors import TrackerError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "arxiv"
+
+
+def feed(name: str, total: int | None = None) -> str:
+    text = (FIXTURES / name).read_text(encoding="utf-8")
+    if total is not None:  # the recorded page, as if its query had `total` results
+        start = text.index("<opensearch:totalResults>")
+        end = text.index("</opensearch:totalResults>")
+        text = f"{text[:start]}<opensearch:totalResults>{total}{text[end:]}"
+    return text
+
+
+@pytest.fixture
+def api(httpserver, monkeypatch):
+    monkeypatch.setenv("ARXIV_API_URL", httpserver.url_for("/api/query"))
+    return httpserver
+
+
+@pytest.fixture
+def con(tmp_path):
+    connection = duckdb.connect(str(tmp_path / "w.duckdb"))
+    yield connection
+    connection.close()
+
+
+def client(pause=0.0):
+    return arxiv.Client(pause=pause, retries=2, backoff=0.01)
+
+
+def count(con, table):
+    return con.execute(f"select count(*) from raw.{table}").fetchone()[0]
+
+
+class Pages:
+    """Answers each request from a function of its query string, and logs when it came."""
+
+    def __init__(self, server, answer):
+        self.requests: list[tuple[float, dict]] = []
+        self.answer = answer
+        server.expect_request("/api/query").respond_with_handler(self.handle)
+
+    def handle(self, request):
+        args = dict(request.args)
+        self.requests.append((time.monotonic(), args))
+        return self.answer(args)
+
+
+def test_recorded_pages_parse_in_both_atom_formats():
+    page = arxiv.parse_page(feed("search_page1.xml").encode(), "test")
+    assert (page.total, page.start, len(page.papers)) == (214881, 0, 10)
+    first = page.papers[0]
+    assert first["arxiv_id"] and first["title"] and first["authors"]
+    assert first["first_version_date"] <= first["latest_version_date"]
+    assert first["primary_category"] in first["categories"]
+    zero = arxiv.parse_page(feed("id_title_zero.xml").encode(), "test").papers[0]
+    assert (zero["arxiv_id"], zero["title"], zero["latest_version"]) == ("2104.12255", "0", 1)
+    old = arxiv.parse_page(feed("id_old_style.xml").encode(), "test").papers[0]
+    assert old["arxiv_id"] == "astro-ph/0601001" and old["journal_ref"]
+    legacy = arxiv.parse_page(feed("legacy_search.xml").encode(), "test")
+    assert legacy.total == 31 and len(legacy.papers) == 10
+    assert {p["arxiv_id"] for p in legacy.papers} >= {"1201.4869"}
+    assert arxiv.parse_page(feed("empty.xml").encode(), "test").papers == []
+
+
+def test_malformed_truncated_and_error_feeds_are_clear_errors():
+    with pytest.raises(TrackerError, match="does not parse"):
+        arxiv.parse_page(feed("search_page1.xml")[:3000].encode(), "the window")
+    with pytest.raises(TrackerError, match="does not parse"):
+        arxiv.parse_page(b"<html>Service unavailable", "the window")
+    with pytest.raises(TrackerError, match="arXiv rejected the ids abc: incorrect id format"):
+        arxiv.parse_page(feed("error_incorrect_id.xml").encode(), "the ids abc")
+
+
+def test_a_window_is_paged_with_the_asked_size_query_and_pause(api, con):
+    pages = Pages(
+        api,
+        lambda a: Response(
+            feed("search_page1.xml" if a["start"] == "0" else "search_page2.xml", total=20),
+            content_type="application/atom+xml",
+        ),
+    )
+    got = arxiv.ingest_window(
+        con, client(pause=0.3), date(2025, 3, 1), date(2025, 3, 31), page_size=10
+    )
+    assert got == {"papers": 20, "windows": 1}
+    asked = [r for _, r in pages.requests]
+    assert [(r["start"], r["max_results"]) for r in asked] == [("0", "10"), ("10", "10")]
+    assert asked[0]["search_query"] == (
+        "(cat:cs.LG OR cat:cs.CL OR cat:cs.AI) AND submittedDate:[202503010000 TO 202503312359]"
+    )
+    assert pages.requests[1][0] - pages.requests[0][0] >= 0.3  # the pause between requests
+    assert count(con, "arxiv__papers") == 20 and count(con, "arxiv__abstracts") == 20
+    window = con.execute("select total, next_start, complete from meta.arxiv_windows").fetchall()
+    assert window == [(20, 20, True)]
+
+
+def test_a_window_spans_months_and_a_month_too_large_to_page_is_split_by_week(api, con):
+    def answer(args):
+        query = args["search_query"]
+        whole_month = "202503010000 TO 202503312359" in query
+        return Response(feed("empty.xml", total=5 if whole_month else 0))
+
+    pages = Pages(api, answer)
+    arxiv.ingest_window(
+        con, client(), date(2025, 2, 20), date(2025, 3, 31), page_size=10, max_pageable=4
+    )
+    ranges = [r["search_query"].split("[")[1] for _, r in pages.requests]
+    assert ranges[0] == "202502200000 TO 202502282359]"
+    assert "202503010000 TO 202503312359]" in ranges[1]
+    assert ranges[2:] == [
+        "202503010000 TO 202503072359]",
+        "202503080000 TO 202503142359]",
+        "202503150000 TO 202503212359]",
+        "202503220000 TO 202503282359]",
+        "202503290000 TO 202503312359]",
+    ]
+
+
+def test_503_with_retry_after_is_waited_out(api, con):
+    state = {"calls": 0}
+
+    def answer(args):
+        state["calls"] += 1
+        if state["calls"] == 1:
+            return Response("busy", status=503, headers={"Retry-After": "1"})
+        return Response(feed("ids_one_missing.xml"))
+
+    pages = Pages(api, answer)
+    found = arxiv.ingest_ids(con, client(), ["0808.05394", "1707.08567"])
+    assert found == {"landed": ["1707.08567"], "unknown": ["0808.05394"]}
+    assert pages.requests[1][0] - pages.requests[0][0] >= 1.0
+
+
+def test_an_id_arxiv_rejects_lands_nothing_and_says_why(api, con):
+    Pages(api, lambda a: Response(feed("error_incorrect_id.xml"), status=400))
+    with pytest.raises(TrackerError, match="incorrect id format for abc"):
+        arxiv.ingest_ids(con, client(), ["abc"])
+    assert count(con, "arxiv__papers") == 0
+
+
+def test_a_duplicated_entry_across_pages_lands_once(api, con):
+    Pages(api, lambda a: Response(feed("search_page1.xml", total=20)))  # page 2 repeats page 1
+    got = arxiv.ingest_window(con, client(), date(2025, 3, 1), date(2025, 3, 31), page_size=10)
+    assert got["papers"] == 20
+    assert count(con, "arxiv__papers") == 10  # the repeats changed nothing
+
+
+def test_an_interrupted_window_resumes_where_it_stopped(api, con):
+    broken = {"on": True}
+
+    def answer(args):
+        if args["start"] == "10" and broken["on"]:
+            return Response("oops", status=500)
+        name = "search_page1.xml" if args["start"] == "0" else "search_page2.xml"
+        return Response(feed(name, total=20))
+
+    pages = Pages(api, answer)
+    with pytest.raises(TrackerError, match="HTTP 500.*run the command again"):
+        arxiv.ingest_window(con, client(), date(2025, 3, 1), date(2025, 3, 31), page_size=10)
+    assert count(con, "arxiv__papers") == 10
+    assert con.execute("select next_start, complete from meta.arxiv_windows").fetchall() == [
+        (10, False)
+    ]
+    broken["on"] = False
+    pages.requests.clear()
+    arxiv.ingest_window(con, client(), date(2025, 3, 1), date(2025, 3, 31), page_size=10)
+    assert [r["start"] for _, r in pages.requests] == ["10"]  # page 1 is not fetched again
+    assert count(con, "arxiv__papers") == 20
+    assert con.execute("select complete from meta.arxiv_windows").fetchall() == [(True,)]
+    pages.requests.clear()
+    arxiv.ingest_window(con, client(), date(2025, 3, 1), date(2025, 3, 31), page_size=10)
+    assert pages.requests == []  # a complete window is not asked for again
+
+
+def dropping_server(body: bytes, drops: int) -> str:
+    """Answers `drops` requests by cutting the body off halfway, then answers in full."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+
+    def serve():
+        for n in range(drops + 1):
+            conn, _ = server.accept()
+            conn.recv(65536)
+            head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+            conn.sendall(head.encode() + (body if n == drops else body[: len(body) // 2]))
+            conn.close()
+        server.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return f"http://127.0.0.1:{server.getsockname()[1]}/api/query"
+
+
+def test_a_connection_dropped_mid_page_is_retried(con, monkeypatch):
+    body = feed("ids_one_missing.xml").encode()
+    monkeypatch.setenv("ARXIV_API_URL", dropping_server(body, drops=1))
+    assert arxiv.ingest_ids(con, client(), ["1707.08567"])["landed"] == ["1707.08567"]
+    monkeypatch.setenv("ARXIV_API_URL", dropping_server(body, drops=5))
+    with pytest.raises(TrackerError, match="dropped .* 3 times.*run the command again"):
+        arxiv.ingest_ids(con, client(), ["1707.08567"])
+
+
+def test_abstracts_stay_in_the_local_warehouse(api, con, tmp_path):
+    Pages(api, lambda a: Response(feed("ids_one_missing.xml")))
+    arxiv.ingest_ids(con, client(), ["1707.08567"])
+    manifest = snapshot.export(con, tmp_path / "snap")
+    assert "arxiv__papers" in manifest["tables"]
+    assert "arxiv__abstracts" not in manifest["tables"]
+    assert not list((tmp_path / "snap").glob("arxiv__abstracts*"))
