@@ -163,24 +163,6 @@ def window_query(first: date, last: date, categories: tuple[str, ...]) -> str:
     return f"({cats}) AND submittedDate:[{first:%Y%m%d}0000 TO {last:%Y%m%d}2359]"
 
 
-def ensure_windows(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute("create schema if not exists meta")
-    con.execute(
-        """
-        create table if not exists meta.arxiv_windows (
-            window_from date not null,
-            window_to date not null,
-            categories varchar not null,
-            total integer,
-            next_start integer not null default 0,
-            complete boolean not null default false,
-            updated_at timestamp not null default current_timestamp,
-            primary key (window_from, window_to, categories)
-        )
-        """
-    )
-
-
 def _land(con, run, page: Page, origin: str) -> None:
     land_batch(
         con,
@@ -208,8 +190,7 @@ def ingest_window(
     max_pageable: int = MAX_PAGEABLE,
 ) -> dict[str, int]:
     """Fetch every paper first submitted in [first, last]; returns papers seen and windows."""
-    ensure_all_raw_tables(con)
-    ensure_windows(con)
+    ensure_all_raw_tables(con)  # and the meta tables, arxiv_windows among them
     cats = ",".join(categories)
     seen, windows = 0, 0
     with ingest_run(con, "arxiv", f"ingest arxiv {first}..{last} {cats}") as run:

@@ -93,7 +93,7 @@ def canonical_json(payload: Mapping[str, Any]) -> str:
 
 
 def ensure_meta(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the ``raw`` schema and the run log and review queue if they are missing."""
+    """Create the ``raw`` schema, the run log, the review queue and the arXiv window log."""
     con.execute("create schema if not exists raw")
     con.execute("create schema if not exists meta")
     con.execute(
@@ -126,6 +126,20 @@ def ensure_meta(con: duckdb.DuckDBPyConnection) -> None:
             times_seen integer not null,
             queued_at timestamp not null,
             primary key (raw_table, payload_sha256, failed_expectation)
+        )"""
+    )
+    # how far each arXiv window was fetched: the pool is complete only where every window is
+    con.execute(
+        """
+        create table if not exists meta.arxiv_windows (
+            window_from date not null,
+            window_to date not null,
+            categories varchar not null,
+            total integer,
+            next_start integer not null default 0,
+            complete boolean not null default false,
+            updated_at timestamp not null default current_timestamp,
+            primary key (window_from, window_to, categories)
         )"""
     )
 
