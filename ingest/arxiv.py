@@ -20,6 +20,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from email.utils import parsedate_to_datetime
 
 import duckdb
 import requests
@@ -29,18 +30,25 @@ from ingest.errors import TrackerError
 from ingest.landing import Record, ensure_all_raw_tables, ingest_run, land_batch
 
 API_URL = "https://export.arxiv.org/api/query"
+OAI_URL = "https://oaipmh.arxiv.org/oai"  # export.arxiv.org/oai2 redirects here
 INGESTER_VERSION = f"arxiv/{__version__}"
 CATEGORIES = ("cs.LG", "cs.CL", "cs.AI")
 MAX_PAGEABLE = 30_000  # the API pages no further than this into one query's results
 ATOM = "{http://www.w3.org/2005/Atom}"
 ARXIV = "{http://arxiv.org/schemas/atom}"
 OPENSEARCH = "{http://a9.com/-/spec/opensearch/1.1/}"
+OAI = "{http://www.openarchives.org/OAI/2.0/}"
+RAW = "{http://arxiv.org/OAI/arXivRaw/}"
 ABS_ID = re.compile(r"arxiv\.org/abs/(.+?)(?:v(\d+))?$")
 DROPPED = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)
 
 
 def api_url() -> str:
     return os.environ.get("ARXIV_API_URL") or API_URL
+
+
+def oai_url() -> str:
+    return os.environ.get("ARXIV_OAI_URL") or OAI_URL
 
 
 @dataclass
@@ -109,7 +117,7 @@ def _entry(entry: ET.Element, where: str) -> tuple[dict, dict]:
 
 
 class Client:
-    """The arXiv API, politely: one request per ``pause`` seconds, retries on 5xx (waiting as
+    """arXiv, politely: one request per ``pause`` seconds, retries on 5xx (waiting as
     Retry-After asks), on timeouts and on connections dropped mid-page."""
 
     def __init__(self, pause: float, retries: int = 3, backoff: float = 2.0):
@@ -117,13 +125,14 @@ class Client:
         self.session = http.session(retries=retries, backoff=backoff)
         self.last_request = float("-inf")
 
-    def page(self, params: dict[str, str | int], where: str) -> Page:
+    def get(self, url: str, params: dict[str, str | int], where: str) -> requests.Response:
         for attempt in range(1, self.retries + 2):
             time.sleep(max(0.0, self.last_request + self.pause - time.monotonic()))
             self.last_request = time.monotonic()
             try:
-                response = self.session.get(api_url(), params=params, timeout=http.TIMEOUT)
-                body = response.content
+                response = self.session.get(url, params=params, timeout=http.TIMEOUT)
+                _ = response.content  # read it all here, so a cut-off body is retried
+                return response
             except DROPPED as exc:
                 if attempt > self.retries:
                     raise TrackerError(
@@ -131,16 +140,180 @@ class Client:
                         "what was landed stays: run the command again to resume"
                     ) from None
                 print(f"arXiv: {where} dropped, retrying ({attempt})", file=sys.stderr)
-                continue
-            if response.status_code == 400:
-                parse_page(body, where)  # an error feed says why
-            if response.status_code != 200:
-                raise TrackerError(
-                    f"arXiv answered {where} with HTTP {response.status_code} after "
-                    f"{self.retries} retries; what was landed stays: run the command again later"
-                )
-            return parse_page(body, where)
         raise AssertionError("unreachable")
+
+    def page(self, params: dict[str, str | int], where: str) -> Page:
+        """One page of the query API."""
+        response = self.get(api_url(), params, where)
+        if response.status_code == 400:
+            parse_page(response.content, where)  # an error feed says why
+        _require_ok(response, where, self.retries)
+        return parse_page(response.content, where)
+
+    def oai(self, params: dict[str, str], where: str) -> "OaiPage":
+        """One page of OAI-PMH ListRecords."""
+        response = self.get(oai_url(), params, where)
+        _require_ok(response, where, self.retries)
+        return parse_oai(response.content, where)
+
+
+def _require_ok(response: requests.Response, where: str, retries: int) -> None:
+    if response.status_code != 200:
+        raise TrackerError(
+            f"arXiv answered {where} with HTTP {response.status_code} after {retries} "
+            "retries; what was landed stays: run the command again later"
+        )
+
+
+@dataclass
+class OaiPage:
+    papers: list[dict] = field(default_factory=list)
+    abstracts: list[dict] = field(default_factory=list)
+    token: str | None = None  # the resumption token; None on the last page
+    size: int | None = None  # completeListSize, when the server says
+
+
+def parse_oai(body: bytes, where: str) -> OaiPage:
+    """One OAI-PMH ListRecords page in arXivRaw: a payload per record with every version and
+    its date (the first version's date is the paper's date)."""
+    try:
+        root = ET.fromstring(body)
+    except ET.ParseError as exc:
+        raise TrackerError(
+            f"arXiv OAI-PMH answered {where} with XML that does not parse ({exc}); "
+            "the response was cut off: run the command again to resume"
+        ) from None
+    error = root.find(f"{OAI}error")
+    if error is not None:
+        if error.get("code") == "noRecordsMatch":
+            return OaiPage()
+        raise TrackerError(f"arXiv OAI-PMH rejected {where}: {error.get('code')}: {_text(error)}")
+    listing = root.find(f"{OAI}ListRecords")
+    if listing is None:
+        raise TrackerError(f"arXiv OAI-PMH answered {where} without ListRecords")
+    page = OaiPage()
+    for record in listing.findall(f"{OAI}record"):
+        header = record.find(f"{OAI}header")
+        raw = record.find(f"{OAI}metadata/{RAW}arXivRaw")
+        if raw is None or (header is not None and header.get("status") == "deleted"):
+            continue
+        stamp = header.findtext(f"{OAI}datestamp") if header is not None else None
+        paper, abstract = _raw(raw, stamp)
+        page.papers.append(paper)
+        page.abstracts.append(abstract)
+    token = listing.find(f"{OAI}resumptionToken")
+    if token is not None:
+        page.token = (token.text or "").strip() or None
+        size = token.get("completeListSize")
+        page.size = int(size) if size and size.isdigit() else None
+    return page
+
+
+def _raw(raw: ET.Element, datestamp: str | None) -> tuple[dict, dict]:
+    versions = []
+    for v in raw.findall(f"{RAW}version"):
+        when = parsedate_to_datetime(v.findtext(f"{RAW}date"))
+        versions.append({"version": int(v.get("version", "v1")[1:]), "date": f"{when:%Y-%m-%d}"})
+    versions.sort(key=lambda v: v["version"])
+    categories = (raw.findtext(f"{RAW}categories") or "").split()
+    authors = re.split(r",\s*|\s+and\s+", _text(raw.find(f"{RAW}authors")) or "")
+    paper = {
+        "arxiv_id": raw.findtext(f"{RAW}id"),
+        "title": _text(raw.find(f"{RAW}title")),
+        "authors": [a for a in authors if a],
+        "first_version_date": versions[0]["date"] if versions else None,
+        "latest_version": versions[-1]["version"] if versions else None,
+        "latest_version_date": versions[-1]["date"] if versions else None,
+        "versions": versions,
+        "primary_category": categories[0] if categories else None,
+        "categories": categories,
+        "doi": _text(raw.find(f"{RAW}doi")),
+        "journal_ref": _text(raw.find(f"{RAW}journal-ref")),
+        "datestamp": datestamp,
+        "metadata_source": "arxiv_oai",
+    }
+    return paper, {"arxiv_id": paper["arxiv_id"], "abstract": _text(raw.find(f"{RAW}abstract"))}
+
+
+def harvest(
+    con: duckdb.DuckDBPyConnection,
+    client: Client,
+    first: date,
+    last: date,
+    categories: tuple[str, ...] = CATEGORIES,
+) -> dict[str, int]:
+    """The window over OAI-PMH, as arXiv asks bulk users to: records with a datestamp (their
+    last change) from ``first`` on, in the categories' sets, kept when in the categories.
+
+    A paper first submitted on or after ``first`` has a datestamp on or after it, so a harvest
+    that reaches the end covers every first version in the window. The resumption token is
+    kept after each page: an interrupted harvest continues from it (or starts the window over
+    if arXiv no longer accepts it). A window harvested before is harvested again from the day
+    of that harvest only, to pick up what changed since.
+    """
+    ensure_all_raw_tables(con)
+    cats = ",".join(categories)
+    key = [first, last, cats]
+    row = con.execute(
+        "select resumption_token, complete, cast(updated_at as date) from meta.arxiv_windows "
+        "where window_from = ? and window_to = ? and categories = ?",
+        key,
+    ).fetchone()
+    resume, since = (row[0], None) if row and not row[1] else (None, row[2] if row else None)
+    resume_archive, _, token = (resume or "").partition("\t")
+    archives = sorted({c.split(".")[0] for c in categories})
+    if resume_archive in archives:  # archives before the interrupted one were done
+        archives = archives[archives.index(resume_archive) :]
+    seen = 0
+    wanted = set(categories)
+    with ingest_run(con, "arxiv", f"harvest arxiv {first}..{last} {cats}") as run:
+        for archive in archives:
+            start = {
+                "verb": "ListRecords",
+                "metadataPrefix": "arXivRaw",
+                "set": archive,
+                "from": f"{since or first:%Y-%m-%d}",
+            }
+            resuming = token and archive == resume_archive
+            params = {"verb": "ListRecords", "resumptionToken": token} if resuming else start
+            restarted = False
+            while True:
+                where = f"the harvest of {archive} from {params.get('from', 'a resumption token')}"
+                try:
+                    page = client.oai(params, where)
+                except TrackerError as exc:
+                    if "badResumptionToken" not in str(exc) or restarted:
+                        raise
+                    print(f"arXiv: {exc}; starting {archive} over", file=sys.stderr)
+                    params, restarted = start, True  # once: landing again duplicates nothing
+                    continue
+                keep = [wanted & set(p["categories"]) for p in page.papers]
+                kept = Page(
+                    total=0,
+                    start=0,
+                    papers=[p for p, k in zip(page.papers, keep, strict=True) if k],
+                    abstracts=[a for a, k in zip(page.abstracts, keep, strict=True) if k],
+                )
+                _land(con, run, kept, f"arxiv-oai:{archive}")
+                seen += len(kept.papers)
+                done = page.token is None and archive == archives[-1]
+                con.execute(
+                    "insert or replace into meta.arxiv_windows (window_from, window_to, "
+                    "categories, total, next_start, complete, resumption_token, updated_at) "
+                    "values (?, ?, ?, ?, ?, ?, ?, current_timestamp)",
+                    [
+                        *key,
+                        page.size,
+                        seen,
+                        done,
+                        f"{archive}\t{page.token}" if page.token else None,
+                    ],
+                )
+                print(f"arXiv OAI: {archive}: {seen} papers kept", file=sys.stderr)
+                if page.token is None:
+                    break
+                params = {"verb": "ListRecords", "resumptionToken": page.token}
+    return {"papers": seen, "windows": 1}
 
 
 def months(first: date, last: date) -> Iterator[tuple[date, date]]:

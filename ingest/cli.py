@@ -127,7 +127,10 @@ def cmd_ingest_arxiv(args: argparse.Namespace) -> None:
     if args.to < args.from_:
         raise TrackerError(f"--to {args.to} is before --from {args.from_}")
     categories = tuple(c.strip() for c in args.categories.split(",") if c.strip())
-    got = arxiv.ingest_window(con, client, args.from_, args.to, categories, args.page_size)
+    if args.via == "oai":
+        got = arxiv.harvest(con, client, args.from_, args.to, categories)
+    else:
+        got = arxiv.ingest_window(con, client, args.from_, args.to, categories, args.page_size)
     print(f"{got['papers']} papers landed over {got['windows']} windows ({args.from_}..{args.to})")
 
 
@@ -177,7 +180,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("csv", type=Path, help="CSV with arxiv_id, title, authors, first_version_date…")
     s.set_defaults(func=cmd_ingest_arxiv_metadata)
 
-    s = isub.add_parser("arxiv", help="papers from the arXiv API: a window of dates, or ids")
+    s = isub.add_parser("arxiv", help="papers from arXiv: a window of dates, or ids")
     s.add_argument(
         "--from",
         dest="from_",
@@ -199,6 +202,13 @@ def parser() -> argparse.ArgumentParser:
         help="arXiv categories, comma-separated (default cs.LG,cs.CL,cs.AI)",
     )
     s.add_argument("--ids", help="fetch these arXiv ids (comma-separated) instead of a window")
+    s.add_argument(
+        "--via",
+        choices=("oai", "api"),
+        default="oai",
+        help="for a window: OAI-PMH (ARXIV_OAI_URL, arXiv's route for bulk "
+        "harvesting; the default) or the query API (ARXIV_API_URL)",
+    )
     s.add_argument("--page-size", type=int, default=200, metavar="N")
     s.add_argument(
         "--pause",

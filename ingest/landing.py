@@ -138,6 +138,7 @@ def ensure_meta(con: duckdb.DuckDBPyConnection) -> None:
             total integer,
             next_start integer not null default 0,
             complete boolean not null default false,
+            resumption_token varchar,  -- OAI-PMH: where an interrupted harvest continues
             updated_at timestamp not null default current_timestamp,
             primary key (window_from, window_to, categories)
         )"""

@@ -222,3 +222,130 @@ def test_abstracts_stay_in_the_local_warehouse(api, con, tmp_path):
     assert "arxiv__papers" in manifest["tables"]
     assert "arxiv__abstracts" not in manifest["tables"]
     assert not list((tmp_path / "snap").glob("arxiv__abstracts*"))
+
+
+# OAI-PMH pages in the documented arXivRaw shape (constructed here: no recording is bundled);
+# the papers are SYNTHETIC (ids 9999.NNNNN).
+def oai_record(arxiv_id, categories, versions, stamp="2025-02-01"):
+    dated = "".join(
+        f'<version version="v{n}"><date>{when}</date><size>1kb</size></version>'
+        for n, when in enumerate(versions, start=1)
+    )
+    return (
+        f"<record><header><identifier>oai:arXiv.org:{arxiv_id}</identifier>"
+        f"<datestamp>{stamp}</datestamp><setSpec>cs</setSpec></header><metadata>"
+        '<arXivRaw xmlns="http://arxiv.org/OAI/arXivRaw/">'
+        f"<id>{arxiv_id}</id><submitter>Synthetic</submitter>{dated}"
+        f"<title>Synthetic RL for LLMs {arxiv_id}</title>"
+        "<authors>Ann Synthetic, Bo Synthetic and Cy Synthetic</authors>"
+        f"<categories>{categories}</categories><abstract>synthetic</abstract>"
+        "</arXivRaw></metadata></record>"
+    )
+
+
+def oai_page(records, token=None, size=3):
+    closing = (
+        f'<resumptionToken cursor="0" completeListSize="{size}">{token}</resumptionToken>'
+        if token
+        else f'<resumptionToken cursor="2" completeListSize="{size}"/>'
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/">'
+        "<responseDate>2026-11-30T00:00:00Z</responseDate>"
+        f'<request verb="ListRecords">x</request><ListRecords>{"".join(records)}{closing}'
+        "</ListRecords></OAI-PMH>"
+    )
+
+
+OAI_ERROR = (
+    '<?xml version="1.0" encoding="UTF-8"?><OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/">'
+    "<responseDate>2026-11-30T00:00:00Z</responseDate><request>x</request>"
+    '<error code="{code}">{text}</error></OAI-PMH>'
+)
+PAGE_1 = oai_page(
+    [
+        oai_record(
+            "9999.00001",
+            "cs.LG cs.AI",
+            ["Fri, 10 Jan 2025 18:00:00 GMT", "Mon, 3 Feb 2025 09:30:00 GMT"],
+        ),
+        oai_record("9999.00002", "cs.CV", ["Sat, 11 Jan 2025 10:00:00 GMT"]),  # not asked for
+    ],
+    token="t1",
+)
+PAGE_2 = oai_page([oai_record("9999.00003", "cs.CL", ["Sun, 12 Jan 2025 10:00:00 GMT"])])
+
+
+@pytest.fixture
+def oai(httpserver, monkeypatch):
+    monkeypatch.setenv("ARXIV_OAI_URL", httpserver.url_for("/oai"))
+    answers = {"page2": Response(PAGE_2)}
+
+    def handle(request):
+        args = dict(request.args)
+        answers.setdefault("log", []).append(args)
+        if "resumptionToken" in args:
+            return answers["page2"]
+        return Response(PAGE_1)
+
+    httpserver.expect_request("/oai").respond_with_handler(handle)
+    return answers
+
+
+def test_a_harvest_follows_resumption_tokens_and_keeps_every_version(oai, con):
+    got = arxiv.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30))
+    assert got["papers"] == 2
+    assert oai["log"] == [
+        {"verb": "ListRecords", "metadataPrefix": "arXivRaw", "set": "cs", "from": "2025-01-01"},
+        {"verb": "ListRecords", "resumptionToken": "t1"},
+    ]
+    paper = con.execute(
+        "select payload from raw.arxiv__papers where record_key = '9999.00001'"
+    ).fetchone()[0]
+    assert '"first_version_date":"2025-01-10"' in paper.replace(" ", "")
+    assert '"versions":[{"date":"2025-01-10","version":1},{"date":"2025-02-03","version":2}]' in (
+        paper.replace(" ", "")
+    )
+    assert '"authors":["AnnSynthetic","BoSynthetic","CySynthetic"]' in paper.replace(" ", "")
+    assert count(con, "arxiv__papers") == 2  # the cs.CV paper was not kept
+    assert con.execute("select complete from meta.arxiv_windows").fetchall() == [(True,)]
+
+
+def test_an_interrupted_harvest_continues_from_its_resumption_token(oai, con):
+    oai["page2"] = Response("busy", status=500)
+    with pytest.raises(TrackerError, match="HTTP 500"):
+        arxiv.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30))
+    assert con.execute("select complete, resumption_token from meta.arxiv_windows").fetchall() == [
+        (False, "cs\tt1")
+    ]
+    oai["page2"], oai["log"] = Response(PAGE_2), []
+    arxiv.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30))
+    assert oai["log"] == [{"verb": "ListRecords", "resumptionToken": "t1"}]
+    assert count(con, "arxiv__papers") == 2
+    assert con.execute("select complete from meta.arxiv_windows").fetchall() == [(True,)]
+
+
+def test_an_expired_resumption_token_starts_the_window_over(oai, con):
+    oai["page2"] = Response("busy", status=500)
+    with pytest.raises(TrackerError):
+        arxiv.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30))
+    oai["page2"] = Response(OAI_ERROR.format(code="badResumptionToken", text="expired"))
+    oai["log"] = []
+    with pytest.raises(TrackerError, match="badResumptionToken"):
+        # the token fails, the window starts over, its page 2 answers with the same error again
+        arxiv.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30))
+    assert oai["log"][1]["set"] == "cs"  # started over from the window's first page
+    assert count(con, "arxiv__papers") == 1  # nothing landed twice
+
+
+def test_no_records_is_an_empty_complete_harvest_and_a_later_run_takes_the_increment(
+    httpserver, monkeypatch, con
+):
+    monkeypatch.setenv("ARXIV_OAI_URL", httpserver.url_for("/oai"))
+    pages = Pages(httpserver, lambda a: Response(OAI_ERROR.format(code="noRecordsMatch", text="")))
+    httpserver.expect_request("/oai").respond_with_handler(pages.handle)
+    assert arxiv.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30))["papers"] == 0
+    arxiv.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30))
+    froms = [r.get("from") for _, r in pages.requests]
+    assert froms == ["2025-01-01", f"{date.today():%Y-%m-%d}"]  # then only what changed since
