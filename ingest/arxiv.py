@@ -63,16 +63,20 @@ def _text(node: ET.Element | None) -> str | None:
     return " ".join(node.text.split()) if node is not None and node.text else None
 
 
+def _xml(body: bytes, where: str) -> ET.Element:
+    try:
+        return ET.fromstring(body)
+    except ET.ParseError as exc:
+        raise TrackerError(
+            f"arXiv answered {where} with XML that does not parse ({exc}); the response was "
+            "cut off or is not what was asked for: run the command again to resume"
+        ) from None
+
+
 def parse_page(body: bytes, where: str) -> Page:
     """One Atom page: the total, the start, and a payload per entry. An error feed (arXiv's
     answer to a malformed query or id) and XML that does not parse are TrackerErrors."""
-    try:
-        feed = ET.fromstring(body)
-    except ET.ParseError as exc:
-        raise TrackerError(
-            f"arXiv answered {where} with XML that does not parse ({exc}); "
-            "the response was cut off or is not Atom: run the command again"
-        ) from None
+    feed = _xml(body, where)
     entries = feed.findall(f"{ATOM}entry")
     for entry in entries:
         if "/api/errors" in (entry.findtext(f"{ATOM}id") or ""):
@@ -176,13 +180,7 @@ class OaiPage:
 def parse_oai(body: bytes, where: str) -> OaiPage:
     """One OAI-PMH ListRecords page in arXivRaw: a payload per record with every version and
     its date (the first version's date is the paper's date)."""
-    try:
-        root = ET.fromstring(body)
-    except ET.ParseError as exc:
-        raise TrackerError(
-            f"arXiv OAI-PMH answered {where} with XML that does not parse ({exc}); "
-            "the response was cut off: run the command again to resume"
-        ) from None
+    root = _xml(body, where)
     error = root.find(f"{OAI}error")
     if error is not None:
         if error.get("code") == "noRecordsMatch":
