@@ -37,3 +37,21 @@ def build(snapshot_dir: Path, release_dir: Path) -> None:
         con.close()
     rows = ", ".join(f"{name} {t['rows']}" for name, t in manifest["tables"].items())
     print(f"release written to {release_dir} ({rows} rows)", file=sys.stderr)
+    print(pool_summary(), file=sys.stderr)
+
+
+def pool_summary() -> str:
+    """What the inclusion figures rest on: how much of the pool was fetched and labelled."""
+    con = connect(read_only=True)
+    try:
+        fetched, days, complete, left_out = con.execute(
+            "select pool_days_fetched, pool_days, pool_complete, left_out_unlabelled "
+            "from marts.inclusion_summary"
+        ).fetchone()
+    finally:
+        con.close()
+    pool = "complete" if complete else f"INCOMPLETE ({fetched} of {days} days fetched)"
+    return (
+        f"pool: {pool}; {left_out} screened papers need a reviewed label "
+        "(intermediate.labels_needed) and are left out of the inclusion figures"
+    )
