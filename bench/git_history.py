@@ -36,8 +36,10 @@ def measured(command: list[str], env: dict | None = None) -> tuple[float, float]
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - started
         if os.waitstatus_to_exitcode(status) != 0:
+            out.seek(0)
             err.seek(0)
-            sys.exit(f"{' '.join(command[:6])} failed:\n{err.read().decode()[-2000:]}")
+            tail = (out.read() + err.read()).decode()[-3000:]
+            sys.exit(f"{' '.join(command[:6])} failed:\n{tail}")
     return seconds, usage.ru_maxrss / 1024
 
 

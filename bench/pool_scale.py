@@ -12,11 +12,8 @@ tests) in a fresh process and reports its peak memory, and the cost per paper ag
 
 import argparse
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import duckdb
@@ -24,6 +21,8 @@ import duckdb
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.git_history import measured  # noqa: E402
+from ingest.build import copy_project, dbt_command  # noqa: E402
 from ingest.landing import ensure_all_raw_tables  # noqa: E402
 
 STUDY_POOL = 6_939
@@ -62,26 +61,9 @@ def warehouse(path: Path, papers: int) -> None:
     return labels
 
 
-def project(folder: Path, labels: list[tuple[str, str]]) -> Path:
-    copy = folder / "project"
-    copy.mkdir()
-    for name in ("dbt_project.yml", "profiles.yml"):
-        shutil.copy(ROOT / name, copy / name)
-    for name in ("models", "macros", "seeds"):
-        shutil.copytree(ROOT / name, copy / name)
-    with (copy / "seeds" / "paper_labels.csv").open("w") as handle:
-        handle.write("arxiv_id,label\n")
-        handle.writelines(f"{i},{label}\n" for i, label in labels)
-    return copy
-
-
 def build(copy: Path, warehouse_file: Path) -> tuple[float, float]:
-    command = [
-        sys.executable,
-        "-W",
-        "ignore::RuntimeWarning",
-        "-m",
-        "dbt.cli.main",
+    """Seconds and peak memory of `dbt build` of the pool layers, in a fresh process."""
+    command = dbt_command(
         "build",
         "--select",
         "+inclusion_summary",
@@ -89,22 +71,10 @@ def build(copy: Path, warehouse_file: Path) -> tuple[float, float]:
         "+labels_needed",
         "--indirect-selection",
         "cautious",  # tests of models outside the pool layers stay out
-        "--project-dir",
-        str(copy),
-        "--profiles-dir",
-        str(copy),
         "--quiet",
-    ]
-    env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse_file)}
-    with tempfile.TemporaryFile() as out:
-        started = time.perf_counter()
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=copy)
-        _, status, usage = os.wait4(proc.pid, 0)
-        seconds = time.perf_counter() - started
-        if os.waitstatus_to_exitcode(status) != 0:
-            out.seek(0)
-            sys.exit(f"dbt build failed:\n{out.read().decode()[-3000:]}")
-    return seconds, usage.ru_maxrss / 1024
+        project=copy,
+    )
+    return measured(command, {**os.environ, "TRACKER_WAREHOUSE": str(warehouse_file)})
 
 
 def main() -> None:
@@ -117,7 +87,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             file = Path(tmp) / "synthetic.duckdb"
             labels = warehouse(file, papers)
-            seconds, mib = build(project(Path(tmp), labels), file)
+            text = "arxiv_id,label\n" + "".join(f"{i},{label}\n" for i, label in labels)
+            seconds, mib = build(copy_project(Path(tmp), {"paper_labels": text}), file)
             con = duckdb.connect(str(file), read_only=True)
             screened, general = con.execute(
                 "select screened_records, general_methods from marts.inclusion_summary"

@@ -1,6 +1,7 @@
 """The main job: land the bundled snapshot, run ``dbt build``, write the release."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,16 +11,34 @@ from ingest.errors import TrackerError
 from ingest.warehouse import PROJECT_ROOT, connect, warehouse_path
 
 
+def dbt_command(*args: str, project: Path = PROJECT_ROOT) -> list[str]:
+    """The dbt command line for a project folder (the profile reads TRACKER_WAREHOUSE)."""
+    dbt = [sys.executable, "-W", "ignore::RuntimeWarning", "-m", "dbt.cli.main", *args]
+    return dbt + ["--project-dir", str(project), "--profiles-dir", str(project)]
+
+
 def run_dbt(*args: str) -> None:
     """Run dbt in the project on the tracker's warehouse, streaming its progress."""
     env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse_path())}
-    command = [sys.executable, "-W", "ignore::RuntimeWarning", "-m", "dbt.cli.main", *args]
-    command += ["--project-dir", str(PROJECT_ROOT), "--profiles-dir", str(PROJECT_ROOT)]
-    if subprocess.run(command, env=env, cwd=PROJECT_ROOT).returncode != 0:
+    if subprocess.run(dbt_command(*args), env=env, cwd=PROJECT_ROOT).returncode != 0:
         raise TrackerError(
             f"`dbt {' '.join(args)}` failed (its output above names the model or test); "
             "fix it and run `tracker build` again"
         )
+
+
+def copy_project(folder: Path, seeds: dict[str, str]) -> Path:
+    """A copy of the dbt project in ``folder`` with some seeds replaced (name → CSV text): how
+    tests and benchmarks build fixture or synthetic data without touching the real seeds."""
+    copy = folder / "project"
+    copy.mkdir()
+    for name in ("dbt_project.yml", "profiles.yml"):
+        shutil.copy(PROJECT_ROOT / name, copy / name)
+    for name in ("models", "macros", "seeds"):
+        shutil.copytree(PROJECT_ROOT / name, copy / name)
+    for name, text in seeds.items():
+        (copy / "seeds" / f"{name}.csv").write_text(text)
+    return copy
 
 
 def build(snapshot_dir: Path, release_dir: Path) -> None:

@@ -5,17 +5,15 @@ fixture labels, so the real seeds stay untouched. Papers are synthetic (ids 9999
 metadata_source "synthetic"); the landings come from a small git history mined as verl.
 """
 
-import shutil
 import subprocess
-import sys
 
 import duckdb
 import git
 import pytest
 
 from ingest import frameworks
+from ingest.build import copy_project, dbt_command
 from ingest.landing import Record, ensure_all_raw_tables, ingest_run, land_batch
-from tests.conftest import ROOT
 
 RL_LLM = "Synthetic reinforcement learning for LLMs"
 PAPERS = [  # id, first version, title, label ("" = not labelled yet)
@@ -31,30 +29,20 @@ FIELD = "actor_rollout_ref.actor.policy_loss.loss_mode"
 
 def project(tmp_path):
     """A copy of the dbt project with the fixture's catalog, option map and labels."""
-    copy = tmp_path / "project"
-    copy.mkdir()
-    for name in ("dbt_project.yml", "profiles.yml"):
-        shutil.copy(ROOT / name, copy / name)
-    for folder in ("models", "macros", "seeds"):
-        shutil.copytree(ROOT / folder, copy / folder)
-    seeds = copy / "seeds"
-    (seeds / "method_catalog.csv").write_text(
-        "method_id,name,family,source_arxiv_id,first_public_date,origin\n"
-        "synthetic_m1,Synthetic method one,other,9999.00001,,paper\n"
-        "synthetic_m2,Synthetic method two,other,9999.00002,,paper\n"
+    return copy_project(
+        tmp_path,
+        {
+            "method_catalog": "method_id,name,family,source_arxiv_id,first_public_date,origin\n"
+            "synthetic_m1,Synthetic method one,other,9999.00001,,paper\n"
+            "synthetic_m2,Synthetic method two,other,9999.00002,,paper\n",
+            "option_names": "framework,field,value,method_id,tier,condition\n"
+            f"verl,{FIELD},synthetic_m1,synthetic_m1,selectable,\n"
+            f"verl,{FIELD},synthetic_m2,synthetic_m2,selectable,\n",
+            "citation_inclusions": "framework,arxiv_id,path,method_id,tier,condition\n",
+            "paper_labels": "arxiv_id,label\n"
+            + "".join(f"{i},{label}\n" for i, _, _, label in PAPERS if label),
+        },
     )
-    (seeds / "option_names.csv").write_text(
-        "framework,field,value,method_id,tier,condition\n"
-        f"verl,{FIELD},synthetic_m1,synthetic_m1,selectable,\n"
-        f"verl,{FIELD},synthetic_m2,synthetic_m2,selectable,\n"
-    )
-    (seeds / "citation_inclusions.csv").write_text(
-        "framework,arxiv_id,path,method_id,tier,condition\n"
-    )
-    (seeds / "paper_labels.csv").write_text(
-        "arxiv_id,label\n" + "".join(f"{i},{label}\n" for i, _, _, label in PAPERS if label)
-    )
-    return copy
 
 
 def history(path):
@@ -118,23 +106,9 @@ def pool(tmp_path_factory):
     copy = project(tmp)
     variables = '{"pool_from": "2025-01-01", "pool_to": "2025-06-30"}'
     done = subprocess.run(
-        [
-            sys.executable,
-            "-W",
-            "ignore::RuntimeWarning",
-            "-m",
-            "dbt.cli.main",
-            "build",
-            "--project-dir",
-            str(copy),
-            "--profiles-dir",
-            str(copy),
-            "--vars",
-            variables,
-        ],
+        dbt_command("build", "--vars", variables, project=copy),
         capture_output=True,
         text=True,
-        cwd=copy,
         env={"TRACKER_WAREHOUSE": str(warehouse), "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 0, done.stdout[-3000:]
