@@ -3,7 +3,7 @@
 import argparse
 import os
 import sys
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from ingest import (
@@ -13,6 +13,7 @@ from ingest import (
     build,
     download,
     frameworks,
+    github,
     method_card,
     release,
     snapshot,
@@ -134,18 +135,32 @@ def cmd_ingest_arxiv(args: argparse.Namespace) -> None:
     print(f"{got['papers']} papers landed over {got['windows']} windows ({args.from_}..{args.to})")
 
 
-def cmd_ingest_frameworks(args: argparse.Namespace) -> None:
+def cmd_ingest_github(args: argparse.Namespace) -> None:
     known = frameworks.frameworks()
+    chosen = _chosen(args.framework)
+    client = github.Client(github.token())
+    since = datetime.combine(args.since, datetime.min.time(), UTC) if args.since else None
+    con = connect()
+    failed = []
+    for name in chosen:
+        slug = known[name]["repository_url"].removeprefix("https://github.com/")
+        try:
+            got = github.ingest_threads(con, client, name, slug, since)
+        except TrackerError as exc:
+            print(f"tracker: error: {name}: {exc}", file=sys.stderr)
+            failed.append(name)
+            continue
+        print("  ".join([f"framework: {name}", *(f"{k}: {v}" for k, v in got.items())]))
+    if failed:
+        raise TrackerError(f"not ingested: {', '.join(failed)} (the others were landed)")
+
+
+def cmd_ingest_frameworks(args: argparse.Namespace) -> None:
     repos = dict(item.split("=", 1) for item in args.repo if "=" in item)
     if len(repos) != len(args.repo):
         raise TrackerError("--repo takes NAME=PATH_OR_URL, e.g. --repo verl=/data/verl.git")
-    chosen = args.framework or list(known)
-    unknown = sorted((set(chosen) | set(repos)) - set(known))
-    if unknown:
-        raise TrackerError(
-            f"unknown framework {', '.join(unknown)}: choose from {', '.join(known)} "
-            "(seeds/framework_repositories.csv)"
-        )
+    chosen = _chosen(args.framework)
+    _chosen(list(repos))
     con = connect()
     failed = []
     sources = {name: repos.get(name) for name in chosen}
@@ -157,6 +172,28 @@ def cmd_ingest_frameworks(args: argparse.Namespace) -> None:
             print("  ".join(f"{k}: {v}" for k, v in summary.items()), flush=True)
     if failed:
         raise TrackerError(f"not ingested: {', '.join(failed)} (the others were landed)")
+
+
+def _framework_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--framework",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this framework (repeatable); default: every framework in the seed",
+    )
+
+
+def _chosen(names: list[str]) -> list[str]:
+    """The frameworks asked for (all by default); an unknown name is an error naming the others."""
+    known = frameworks.frameworks()
+    unknown = sorted(set(names) - set(known))
+    if unknown:
+        raise TrackerError(
+            f"unknown framework {', '.join(unknown)}: choose from {', '.join(known)} "
+            "(seeds/framework_repositories.csv)"
+        )
+    return names or list(known)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -219,14 +256,18 @@ def parser() -> argparse.ArgumentParser:
     )
     s.set_defaults(func=cmd_ingest_arxiv)
 
-    s = isub.add_parser("frameworks", help="mine the frameworks' main-branch histories")
+    s = isub.add_parser("github", help="the frameworks' issues and pull requests (GITHUB_TOKEN)")
+    _framework_option(s)
     s.add_argument(
-        "--framework",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="only this framework (repeatable); default: every framework in the seed",
+        "--since",
+        type=date.fromisoformat,
+        metavar="DATE",
+        help="threads changed since this date (default: since the last run)",
     )
+    s.set_defaults(func=cmd_ingest_github)
+
+    s = isub.add_parser("frameworks", help="mine the frameworks' main-branch histories")
+    _framework_option(s)
     s.add_argument(
         "--repo",
         action="append",
