@@ -177,3 +177,28 @@ def test_thread_texts_never_reach_the_snapshot(repo, con, tmp_path):
     manifest = snapshot.export(con, tmp_path / "snap")
     assert "github__threads" in manifest["tables"]
     assert "github__thread_texts" not in manifest["tables"]
+
+
+def test_staging_has_one_row_per_thread_with_typed_facts(repo, warehouse):
+    from ingest.build import run_dbt
+    from ingest.warehouse import connect
+
+    connection = connect()
+    try:
+        run(connection)
+    finally:
+        connection.close()
+    run_dbt("build", "--select", "stg_github__threads")
+    connection = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        rows = connection.execute(
+            "select thread_number, kind, author_login, labels, merged_at is not null "
+            "from staging.stg_github__threads order by thread_number"
+        ).fetchall()
+    finally:
+        connection.close()
+    assert rows == [
+        (1, "issue", "synthetic-user-1", ["enhancement"], False),
+        (2, "pull_request", "synthetic-user-2", ["enhancement"], True),
+        (3, "issue", "synthetic-user-3", ["enhancement"], False),
+    ]

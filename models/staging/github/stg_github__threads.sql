@@ -1,0 +1,37 @@
+with source as (
+
+    {{ latest_records(source('github', 'threads')) }}
+
+),
+
+renamed as (
+
+    select
+        -- ids
+        payload ->> 'framework' as framework,
+        cast(payload ->> 'number' as integer) as thread_number,
+        payload ->> 'kind' as kind,
+
+        -- state and dates (UTC)
+        payload ->> 'state' as state,
+        payload ->> 'state_reason' as state_reason,
+        cast(payload ->> 'created_at' as timestamptz) at time zone 'UTC' as created_at,
+        cast(payload ->> 'updated_at' as timestamptz) at time zone 'UTC' as updated_at,
+        cast(payload ->> 'closed_at' as timestamptz) at time zone 'UTC' as closed_at,
+        cast(payload ->> 'merged_at' as timestamptz) at time zone 'UTC' as merged_at,
+
+        -- people
+        payload ->> 'author' as author_login,
+        payload ->> 'author_association' as author_association,
+        payload ->> 'closed_by' as closed_by_login,
+
+        -- facts
+        cast(payload -> 'labels' as varchar []) as labels,
+        cast(payload ->> 'comments' as integer) as comment_count,
+        payload ->> 'html_url' as html_url
+
+    from source
+
+)
+
+select * from renamed
