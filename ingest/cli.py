@@ -146,6 +146,7 @@ def cmd_ingest_github(args: argparse.Namespace) -> None:
         slug = known[name]["repository_url"].removeprefix("https://github.com/")
         try:
             got = github.ingest_threads(con, client, name, slug, since)
+            got |= github.ingest_discussions(con, client, name, slug)
         except TrackerError as exc:
             print(f"tracker: error: {name}: {exc}", file=sys.stderr)
             failed.append(name)

@@ -1,4 +1,5 @@
-"""`tracker ingest github`: the frameworks' issues and pull requests from the GitHub REST API.
+"""`tracker ingest github`: the frameworks' issues and pull requests (REST) and discussions
+(GraphQL, resumed from the stored cursor in `meta.github_cursors`).
 
 Each framework's threads are listed oldest change first (`/issues?state=all&sort=updated`),
 from the last change already landed (the cursor is the data) or from `--since`. Pages follow
@@ -35,6 +36,10 @@ def api_url() -> str:
     return (os.environ.get("GITHUB_API_URL") or API_URL).rstrip("/")
 
 
+def graphql_url() -> str:
+    return os.environ.get("GITHUB_GRAPHQL_URL") or f"{API_URL}/graphql"
+
+
 def token() -> str:
     value = os.environ.get("GITHUB_TOKEN", "").strip()
     if not value:
@@ -46,8 +51,8 @@ def token() -> str:
 
 
 class Client:
-    """GitHub's REST API with its limits honoured: waits as Retry-After or the rate-limit reset
-    asks (saying so), retries 5xx with backoff, and answers a 304 with None."""
+    """GitHub's REST and GraphQL APIs with their limits honoured: waits as Retry-After or the
+    rate-limit reset asks (saying so), retries 5xx with backoff, and answers a 304 with None."""
 
     def __init__(
         self, secret: str, retries: int = 3, backoff: float = 2.0, sleep: Callable = time.sleep
@@ -64,13 +69,30 @@ class Client:
         )
 
     def get(self, url: str, params: dict | None = None, etag: str | None = None):
+        headers = {"If-None-Match": etag} if etag else {}
+        return self.request("GET", url, params=params, headers=headers)
+
+    def graphql(self, query: str, variables: dict) -> dict:
+        """The data of a GraphQL query; a response carrying ``errors`` is a TrackerError."""
+        payload = {"query": query, "variables": variables}
+        response = self.request("POST", graphql_url(), json=payload)
+        try:
+            answer = response.json()
+        except ValueError:
+            raise TrackerError(
+                "GitHub GraphQL answered with JSON that does not parse (cut off?); what was "
+                "landed stays: run the command again to resume"
+            ) from None
+        if answer.get("errors"):
+            messages = "; ".join(str(e.get("message")) for e in answer["errors"])[:500]
+            raise TrackerError(f"GitHub GraphQL answered with errors: {messages}")
+        return answer.get("data") or {}
+
+    def request(self, method: str, url: str, **kwargs):
         failures = 0
         while True:
-            headers = {"If-None-Match": etag} if etag else {}
             try:
-                response = self.session.get(
-                    url, params=params, headers=headers, timeout=http.TIMEOUT
-                )
+                response = self.session.request(method, url, timeout=http.TIMEOUT, **kwargs)
                 _ = response.content
             except (requests.ConnectionError, requests.Timeout) as exc:
                 response, error = None, type(exc).__name__
@@ -159,6 +181,37 @@ def pages(con, client: Client, url: str, params: dict) -> Iterator[list[dict] | 
         url, params = _next(response), None  # the next link carries the query
 
 
+def _land(con, run, framework: str, threads: list[tuple[dict, dict]], origin: str) -> None:
+    """Land (facts, item) pairs: the facts, and the item's title and body apart (local only)."""
+    keys = [f"{framework}:{item['number']}" for _, item in threads]
+    land_batch(
+        con,
+        run,
+        "github",
+        "threads",
+        [
+            Record(k, fact, origin, INGESTER_VERSION)
+            for k, (fact, _) in zip(keys, threads, strict=True)
+        ],
+    )
+    texts = [
+        {
+            "framework": framework,
+            "number": i["number"],
+            "title": i.get("title"),
+            "body": i.get("body"),
+        }
+        for _, i in threads
+    ]
+    land_batch(
+        con,
+        run,
+        "github",
+        "thread_texts",
+        [Record(k, text, origin, INGESTER_VERSION) for k, text in zip(keys, texts, strict=True)],
+    )
+
+
 def facts(item: dict, framework: str) -> dict:
     pull = item.get("pull_request") or {}
     return {
@@ -205,34 +258,7 @@ def ingest_threads(
             if items is None:
                 unchanged += 1
                 continue
-            key = lambda item: f"{framework}:{item['number']}"  # noqa: E731
-            land_batch(
-                con,
-                run,
-                "github",
-                "threads",
-                [Record(key(i), facts(i, framework), url, INGESTER_VERSION) for i in items],
-            )
-            land_batch(
-                con,
-                run,
-                "github",
-                "thread_texts",
-                [
-                    Record(
-                        key(i),
-                        {
-                            "framework": framework,
-                            "number": i["number"],
-                            "title": i.get("title"),
-                            "body": i.get("body"),
-                        },
-                        url,
-                        INGESTER_VERSION,
-                    )
-                    for i in items
-                ],
-            )
+            _land(con, run, framework, [(facts(i, framework), i) for i in items], url)
             seen += len(items)
             print(f"GitHub: {framework}: {seen} threads", file=sys.stderr)
     return {"threads": seen, "unchanged pages": unchanged}
@@ -240,3 +266,82 @@ def ingest_threads(
 
 def _updated(payload: str) -> datetime:
     return datetime.fromisoformat(json.loads(payload)["updated_at"].replace("Z", "+00:00"))
+
+
+DISCUSSIONS = """
+query($owner: String!, $name: String!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    discussions(first: 50, after: $after, orderBy: {field: UPDATED_AT, direction: ASC}) {
+      pageInfo { hasNextPage endCursor }
+      nodes {
+        number title body url createdAt updatedAt closed closedAt authorAssociation
+        author { login } category { name } answer { id } comments { totalCount }
+      }
+    }
+  }
+}
+"""
+
+
+def _cursors(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(
+        "create table if not exists meta.github_cursors (framework varchar, resource varchar, "
+        "cursor varchar, updated_at timestamp, primary key (framework, resource))"
+    )
+
+
+def ingest_discussions(
+    con: duckdb.DuckDBPyConnection, client: Client, framework: str, repository: str
+) -> dict[str, int]:
+    """Land a framework's discussions over GraphQL, oldest change first, continuing after the
+    cursor the last run stored (kept after each page, so an interrupted run resumes)."""
+    ensure_all_raw_tables(con)
+    _cursors(con)
+    owner, name = repository.split("/", 1)
+    row = con.execute(
+        "select cursor from meta.github_cursors where framework = ? and resource = 'discussions'",
+        [framework],
+    ).fetchone()
+    after, seen = (row[0] if row else None), 0
+    with ingest_run(con, "github", f"ingest github discussions {framework}") as run:
+        while True:
+            data = client.graphql(DISCUSSIONS, {"owner": owner, "name": name, "after": after})
+            listing = ((data.get("repository") or {}).get("discussions")) or {}
+            nodes = listing.get("nodes") or []
+            origin = f"graphql:{repository}/discussions"
+            _land(con, run, framework, [(_discussion(n, framework), n) for n in nodes], origin)
+            seen += len(nodes)
+            page = listing.get("pageInfo") or {}
+            after = page.get("endCursor") or after
+            if after:
+                con.execute(
+                    "insert or replace into meta.github_cursors values "
+                    "(?, 'discussions', ?, current_timestamp)",
+                    [framework, after],
+                )
+            print(f"GitHub: {framework}: {seen} discussions", file=sys.stderr)
+            if not page.get("hasNextPage"):
+                break
+    return {"discussions": seen}
+
+
+def _discussion(node: dict, framework: str) -> dict:
+    return {
+        "framework": framework,
+        "number": node["number"],
+        "kind": "discussion",
+        "state": "closed" if node.get("closed") else "open",
+        "state_reason": None,
+        "author": (node.get("author") or {}).get("login"),
+        "author_association": node.get("authorAssociation"),
+        "created_at": node.get("createdAt"),
+        "updated_at": node.get("updatedAt"),
+        "closed_at": node.get("closedAt"),
+        "closed_by": None,
+        "labels": [],
+        "comments": (node.get("comments") or {}).get("totalCount"),
+        "merged_at": None,
+        "category": (node.get("category") or {}).get("name"),
+        "answered": node.get("answer") is not None,
+        "html_url": node.get("url"),
+    }

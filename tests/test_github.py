@@ -202,3 +202,70 @@ def test_staging_has_one_row_per_thread_with_typed_facts(repo, warehouse):
         (2, "pull_request", "synthetic-user-2", ["enhancement"], True),
         (3, "issue", "synthetic-user-3", ["enhancement"], False),
     ]
+
+
+def discussion(number, updated):
+    return {
+        "number": number,
+        "title": f"synthetic discussion {number}",
+        "body": "synthetic",
+        "url": f"https://github.com/huggingface/trl/discussions/{number}",
+        "createdAt": "2025-01-01T00:00:00Z",
+        "updatedAt": updated,
+        "closed": False,
+        "closedAt": None,
+        "authorAssociation": "NONE",
+        "author": {"login": "synthetic"},
+        "category": {"name": "Q&A"},
+        "answer": {"id": "x"},
+        "comments": {"totalCount": 1},
+    }
+
+
+def graphql_page(nodes, cursor, more):
+    listing = {"pageInfo": {"hasNextPage": more, "endCursor": cursor}, "nodes": nodes}
+    return Response(json.dumps({"data": {"repository": {"discussions": listing}}}))
+
+
+@pytest.fixture
+def graph(httpserver, monkeypatch):
+    monkeypatch.setenv("GITHUB_GRAPHQL_URL", httpserver.url_for("/graphql"))
+    state = {"log": [], "answers": {}}
+
+    def handle(request):
+        after = request.get_json()["variables"]["after"]
+        state["log"].append(after)
+        answer = state["answers"].get(after)
+        return answer.pop(0) if isinstance(answer, list) else answer
+
+    httpserver.expect_request("/graphql", method="POST").respond_with_handler(handle)
+    return state
+
+
+def test_discussions_page_by_cursor_and_resume_after_the_last_stored_one(graph, con):
+    graph["answers"] = {
+        None: graphql_page([discussion(10, "2025-01-02T00:00:00Z")], "c1", True),
+        "c1": [Response("down", status=502)] * 3,
+    }
+    with pytest.raises(TrackerError, match="failed"):
+        github.ingest_discussions(con, client(), "TRL", "huggingface/trl")
+    assert set(landed(con)) == {"TRL:10"}
+    graph["answers"]["c1"] = graphql_page([discussion(11, "2025-01-03T00:00:00Z")], "c2", False)
+    graph["log"].clear()
+    assert github.ingest_discussions(con, client(), "TRL", "huggingface/trl") == {"discussions": 1}
+    assert graph["log"] == ["c1"]  # continued after the stored cursor
+    eleven = landed(con)["TRL:11"]
+    assert (eleven["kind"], eleven["answered"], eleven["category"]) == ("discussion", True, "Q&A")
+
+
+def test_a_graphql_answer_with_errors_is_a_clear_error(graph, con):
+    graph["answers"] = {
+        None: Response(json.dumps({"errors": [{"message": "Could not resolve to a Repository"}]}))
+    }
+    with pytest.raises(TrackerError, match="GraphQL answered with errors: Could not resolve"):
+        github.ingest_discussions(con, client(), "TRL", "huggingface/trl")
+    assert count_threads(con) == 0
+
+
+def count_threads(con):
+    return con.execute("select count(*) from raw.github__threads").fetchone()[0]

@@ -28,6 +28,8 @@ renamed as (
         -- facts
         cast(payload -> 'labels' as varchar []) as labels,
         cast(payload ->> 'comments' as integer) as comment_count,
+        payload ->> 'category' as discussion_category,
+        cast(payload ->> 'answered' as boolean) as is_answered,
         payload ->> 'html_url' as html_url
 
     from source
