@@ -252,12 +252,9 @@ def harvest(
     ensure_all_raw_tables(con)
     cats = ",".join(categories)
     key = [first, last, cats]
-    row = con.execute(
-        "select resumption_token, complete, cast(updated_at as date) from meta.arxiv_windows "
-        "where window_from = ? and window_to = ? and categories = ?",
-        key,
-    ).fetchone()
-    resume, since = (row[0], None) if row and not row[1] else (None, row[2] if row else None)
+    known = _window(con, key)
+    resume = known.resumption_token if known and not known.complete else None
+    since = known.updated_on if known and known.complete else None
     resume_archive, _, token = (resume or "").partition("\t")
     archives = sorted({c.split(".")[0] for c in categories})
     if resume_archive in archives:  # archives before the interrupted one were done
@@ -285,28 +282,14 @@ def harvest(
                     print(f"arXiv: {exc}; starting {archive} over", file=sys.stderr)
                     params, restarted = start, True  # once: landing again duplicates nothing
                     continue
-                keep = [wanted & set(p["categories"]) for p in page.papers]
-                kept = Page(
-                    total=0,
-                    start=0,
-                    papers=[p for p, k in zip(page.papers, keep, strict=True) if k],
-                    abstracts=[a for a, k in zip(page.abstracts, keep, strict=True) if k],
-                )
-                _land(con, run, kept, f"arxiv-oai:{archive}")
-                seen += len(kept.papers)
+                keep = [bool(wanted & set(p["categories"])) for p in page.papers]
+                papers = [p for p, k in zip(page.papers, keep, strict=True) if k]
+                abstracts = [a for a, k in zip(page.abstracts, keep, strict=True) if k]
+                _land(con, run, papers, abstracts, f"arxiv-oai:{archive}")
+                seen += len(papers)
+                stored = f"{archive}\t{page.token}" if page.token else None
                 done = page.token is None and archive == archives[-1]
-                con.execute(
-                    "insert or replace into meta.arxiv_windows (window_from, window_to, "
-                    "categories, total, next_start, complete, resumption_token, updated_at) "
-                    "values (?, ?, ?, ?, ?, ?, ?, current_timestamp)",
-                    [
-                        *key,
-                        page.size,
-                        seen,
-                        done,
-                        f"{archive}\t{page.token}" if page.token else None,
-                    ],
-                )
+                _save_window(con, key, Window(page.size, seen, done, stored))
                 print(f"arXiv OAI: {archive}: {seen} papers kept", file=sys.stderr)
                 if page.token is None:
                     break
@@ -334,20 +317,49 @@ def window_query(first: date, last: date, categories: tuple[str, ...]) -> str:
     return f"({cats}) AND submittedDate:[{first:%Y%m%d}0000 TO {last:%Y%m%d}2359]"
 
 
-def _land(con, run, page: Page, origin: str) -> None:
+def _land(con, run, papers: list[dict], abstracts: list[dict], origin: str) -> None:
     land_batch(
         con,
         run,
         "arxiv",
         "papers",
-        [Record(p["arxiv_id"], p, origin, INGESTER_VERSION) for p in page.papers],
+        [Record(p["arxiv_id"], p, origin, INGESTER_VERSION) for p in papers],
     )
     land_batch(
         con,
         run,
         "arxiv",
         "abstracts",
-        [Record(a["arxiv_id"], a, origin, INGESTER_VERSION) for a in page.abstracts],
+        [Record(a["arxiv_id"], a, origin, INGESTER_VERSION) for a in abstracts],
+    )
+
+
+@dataclass
+class Window:
+    """A window's progress as `meta.arxiv_windows` keeps it."""
+
+    total: int | None = None
+    next_start: int = 0
+    complete: bool = False
+    resumption_token: str | None = None  # OAI-PMH: "<set>\t<token>"
+    updated_on: date | None = None
+
+
+def _window(con, key: list) -> Window | None:
+    row = con.execute(
+        "select total, next_start, complete, resumption_token, cast(updated_at as date) "
+        "from meta.arxiv_windows where window_from = ? and window_to = ? and categories = ?",
+        key,
+    ).fetchone()
+    return Window(*row) if row else None
+
+
+def _save_window(con, key: list, window: Window) -> None:
+    con.execute(
+        "insert or replace into meta.arxiv_windows (window_from, window_to, categories, total, "
+        "next_start, complete, resumption_token, updated_at) "
+        "values (?, ?, ?, ?, ?, ?, ?, current_timestamp)",
+        [*key, window.total, window.next_start, window.complete, window.resumption_token],
     )
 
 
@@ -380,15 +392,11 @@ def _fetch_window(con, run, client, first, last, categories, page_size, max_page
     """Page through one window, resuming from its stored progress; None if it must be split."""
     cats = ",".join(categories)
     key = [first, last, cats]
-    row = con.execute(
-        "select total, next_start, complete from meta.arxiv_windows "
-        "where window_from = ? and window_to = ? and categories = ?",
-        key,
-    ).fetchone()
-    if row and row[2]:
-        print(f"arXiv: {first}..{last} already complete ({row[0]} papers)", file=sys.stderr)
+    known = _window(con, key) or Window()
+    if known.complete:
+        print(f"arXiv: {first}..{last} already complete ({known.total} papers)", file=sys.stderr)
         return 0
-    start, total, seen = (row[1] if row else 0), None, 0
+    start, total, seen = known.next_start, None, 0
     query = window_query(first, last, categories)
     while total is None or start < total:
         where = f"the window {first}..{last} at {start}"
@@ -410,21 +418,11 @@ def _fetch_window(con, run, client, first, last, categories, page_size, max_page
                 f"arXiv returned an empty page for {where} of {total}; "
                 "run the command again to resume from here"
             )
-        _land(con, run, page, f"arxiv-api:{first}..{last}")
+        _land(con, run, page.papers, page.abstracts, f"arxiv-api:{first}..{last}")
         start, seen = start + len(page.papers), seen + len(page.papers)
-        con.execute(
-            "insert or replace into meta.arxiv_windows "
-            "(window_from, window_to, categories, total, next_start, complete, updated_at) "
-            "values (?, ?, ?, ?, ?, false, current_timestamp)",
-            [*key, total, start],
-        )
+        _save_window(con, key, Window(total, start))
         print(f"arXiv: {first}..{last}: {min(start, total)}/{total}", file=sys.stderr)
-    con.execute(
-        "insert or replace into meta.arxiv_windows "
-        "(window_from, window_to, categories, total, next_start, complete, updated_at) "
-        "values (?, ?, ?, ?, ?, true, current_timestamp)",
-        [*key, total or 0, start],
-    )
+    _save_window(con, key, Window(total or 0, start, complete=True))
     return seen
 
 
@@ -441,7 +439,7 @@ def ingest_ids(
             page = client.page(
                 params, f"the ids {', '.join(chunk[:3])}{'…' if len(chunk) > 3 else ''}"
             )
-            _land(con, run, page, "arxiv-api:ids")
+            _land(con, run, page.papers, page.abstracts, "arxiv-api:ids")
             landed += [p["arxiv_id"] for p in page.papers]
     wanted = {re.sub(r"v\d+$", "", i) for i in ids}
     return {"landed": sorted(set(landed)), "unknown": sorted(wanted - set(landed))}

@@ -25,7 +25,13 @@ import requests
 
 from ingest import __version__, http
 from ingest.errors import TrackerError
-from ingest.landing import Record, ensure_all_raw_tables, ingest_run, land_batch, latest_payloads
+from ingest.landing import (
+    Record,
+    ensure_all_raw_tables,
+    ingest_run,
+    land_batch,
+    latest_payloads,
+)
 
 API_URL = "https://api.github.com"
 INGESTER_VERSION = f"github/{__version__}"
@@ -148,16 +154,8 @@ def _next(response: requests.Response) -> str | None:
     return response.links.get("next", {}).get("url")
 
 
-def _etags(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute(
-        "create table if not exists meta.github_etags "
-        "(url varchar primary key, etag varchar not null, fetched_at timestamp not null)"
-    )
-
-
 def pages(con, client: Client, url: str, params: dict) -> Iterator[list[dict] | None]:
     """Every page of a listing: its items, or None for a page unchanged since last asked."""
-    _etags(con)
     while url:
         full = requests.Request("GET", url, params=params).prepare().url
         known = con.execute("select etag from meta.github_etags where url = ?", [full]).fetchone()
@@ -283,20 +281,12 @@ query($owner: String!, $name: String!, $after: String) {
 """
 
 
-def _cursors(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute(
-        "create table if not exists meta.github_cursors (framework varchar, resource varchar, "
-        "cursor varchar, updated_at timestamp, primary key (framework, resource))"
-    )
-
-
 def ingest_discussions(
     con: duckdb.DuckDBPyConnection, client: Client, framework: str, repository: str
 ) -> dict[str, int]:
     """Land a framework's discussions over GraphQL, oldest change first, continuing after the
     cursor the last run stored (kept after each page, so an interrupted run resumes)."""
     ensure_all_raw_tables(con)
-    _cursors(con)
     owner, name = repository.split("/", 1)
     row = con.execute(
         "select cursor from meta.github_cursors where framework = ? and resource = 'discussions'",

@@ -93,7 +93,7 @@ def canonical_json(payload: Mapping[str, Any]) -> str:
 
 
 def ensure_meta(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the ``raw`` schema, the run log, the review queue and the arXiv window log."""
+    """Create the ``raw`` schema, the run log, the review queue and the ingesters' progress."""
     con.execute("create schema if not exists raw")
     con.execute("create schema if not exists meta")
     con.execute(
@@ -142,6 +142,15 @@ def ensure_meta(con: duckdb.DuckDBPyConnection) -> None:
             updated_at timestamp not null default current_timestamp,
             primary key (window_from, window_to, categories)
         )"""
+    )
+    # GitHub: the ETag of each listing page asked, and where each GraphQL listing stopped
+    con.execute(
+        "create table if not exists meta.github_etags "
+        "(url varchar primary key, etag varchar not null, fetched_at timestamp not null)"
+    )
+    con.execute(
+        "create table if not exists meta.github_cursors (framework varchar, resource varchar, "
+        "cursor varchar, updated_at timestamp, primary key (framework, resource))"
     )
 
 
