@@ -134,7 +134,7 @@ def first_parent_commits(repo: git.Repo, ref: str, after: str | None = None) -> 
     for block in out.split("\x1e")[1:]:
         header, _, raw = block.partition("\n")
         sha, parents, author, committed_at, subject = header.split("\x1f", 4)
-        pr = PR_NUMBER.search(subject)
+        pr = PR_NUMBER.search(subject.rstrip("\x00"))  # -z ends a header with NUL when files follow
         commit = Commit(
             sha,
             parents.split(),

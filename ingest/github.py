@@ -8,9 +8,20 @@ that did not change costs nothing (304). Limits are waited out with a visible me
 secondary limit's Retry-After, or the primary limit's reset time. The token comes from
 GITHUB_TOKEN and is never printed or written anywhere.
 
-Facts (number, kind, state, dates, author login, labels, merge date) land in
-`raw.github__threads`; titles and bodies, used only for matching in the local warehouse, land in
-`raw.github__thread_texts`, which is never exported to the snapshot or the release.
+Each changed issue or pull request also has its timeline read (`/issues/N/timeline`): one
+endpoint that carries its comments, reviews, review comments, merge (who, which commit), closes
+and reopens (who, by which commit), labels and cross-references. A thread whose `updated_at` did
+not move since it was landed is not asked again. A thread deleted (410) or transferred (301)
+since it was listed is landed as such and named in the run log. Discussions come with their
+comments and answer.
+
+Facts (numbers, kinds, states, dates, logins, labels, commit ids) land in `raw.github__threads`
+and `raw.github__timelines`; titles and bodies, used only for matching in the local warehouse,
+land in `raw.github__thread_texts` and `raw.github__timeline_texts`, which are never exported to
+the snapshot or the release.
+
+Order makes runs resumable: a page's timelines land before its threads, and the next run starts
+from the last thread landed, so an interrupted page is asked again and nothing is lost.
 """
 
 import json
@@ -74,9 +85,9 @@ class Client:
             }
         )
 
-    def get(self, url: str, params: dict | None = None, etag: str | None = None):
+    def get(self, url: str, params: dict | None = None, etag: str | None = None, **kwargs):
         headers = {"If-None-Match": etag} if etag else {}
-        return self.request("GET", url, params=params, headers=headers)
+        return self.request("GET", url, params=params, headers=headers, **kwargs)
 
     def graphql(self, query: str, variables: dict) -> dict:
         """The data of a GraphQL query; a response carrying ``errors`` is a TrackerError."""
@@ -94,7 +105,8 @@ class Client:
             raise TrackerError(f"GitHub GraphQL answered with errors: {messages}")
         return answer.get("data") or {}
 
-    def request(self, method: str, url: str, **kwargs):
+    def request(self, method: str, url: str, passthrough: tuple[int, ...] = (), **kwargs):
+        """The response; ``passthrough`` statuses are returned for the caller to read."""
         failures = 0
         while True:
             try:
@@ -106,7 +118,9 @@ class Client:
                 error = f"HTTP {response.status_code}"
             if response is not None and response.status_code == 304:
                 return None
-            if response is not None and response.status_code < 300:
+            if response is not None and (
+                response.status_code < 300 or response.status_code in passthrough
+            ):
                 return response
             wait = _limit_wait(response) if response is not None else None
             if wait is not None:
@@ -154,15 +168,23 @@ def _next(response: requests.Response) -> str | None:
     return response.links.get("next", {}).get("url")
 
 
-def pages(con, client: Client, url: str, params: dict) -> Iterator[list[dict] | None]:
-    """Every page of a listing: its items, or None for a page unchanged since last asked."""
+def pages(
+    con, client: Client, url: str, params: dict | None, conditional: bool = True
+) -> Iterator[list[dict] | None]:
+    """Every page of a listing: its items, or None for a page unchanged since last asked
+    (``conditional``: its ETag is sent, and the next link stored with it is followed)."""
     while url:
         full = requests.Request("GET", url, params=params).prepare().url
-        known = con.execute("select etag from meta.github_etags where url = ?", [full]).fetchone()
+        known = None
+        if conditional:
+            known = con.execute(
+                "select etag, next_url from meta.github_etags where url = ?", [full]
+            ).fetchone()
         response = client.get(url, params, known[0] if known else None)
         if response is None:
             yield None
-            return  # an unchanged page's Link is not sent again: the rest is unchanged too
+            url, params = known[1], None
+            continue
         try:
             items = response.json()
         except ValueError:
@@ -171,43 +193,35 @@ def pages(con, client: Client, url: str, params: dict) -> Iterator[list[dict] | 
                 "landed stays: run the command again to resume"
             ) from None
         yield items
-        if response.headers.get("ETag"):
-            con.execute(
-                "insert or replace into meta.github_etags values (?, ?, current_timestamp)",
-                [full, response.headers["ETag"]],
-            )
         url, params = _next(response), None  # the next link carries the query
+        if conditional and response.headers.get("ETag"):
+            con.execute(
+                "insert or replace into meta.github_etags values (?, ?, current_timestamp, ?)",
+                [full, response.headers["ETag"], url],
+            )
 
 
-def _land(con, run, framework: str, threads: list[tuple[dict, dict]], origin: str) -> None:
-    """Land (facts, item) pairs: the facts, and the item's title and body apart (local only)."""
-    keys = [f"{framework}:{item['number']}" for _, item in threads]
-    land_batch(
-        con,
-        run,
-        "github",
-        "threads",
-        [
-            Record(k, fact, origin, INGESTER_VERSION)
-            for k, (fact, _) in zip(keys, threads, strict=True)
-        ],
-    )
-    texts = [
-        {
-            "framework": framework,
-            "number": i["number"],
-            "title": i.get("title"),
-            "body": i.get("body"),
-        }
-        for _, i in threads
-    ]
-    land_batch(
-        con,
-        run,
-        "github",
-        "thread_texts",
-        [Record(k, text, origin, INGESTER_VERSION) for k, text in zip(keys, texts, strict=True)],
-    )
+def _land(
+    con, run, framework: str, entity: str, records: list[tuple[dict, dict]], origin: str
+) -> None:
+    """Land (facts, texts) pairs keyed framework:number: the facts in ``raw.github__<entity>s``
+    and the texts apart in ``raw.github__<entity>_texts`` (local only)."""
+    keys = [f"{framework}:{fact['number']}" for fact, _ in records]
+    for table, part in ((f"{entity}s", 0), (f"{entity}_texts", 1)):
+        land_batch(
+            con,
+            run,
+            "github",
+            table,
+            [
+                Record(k, pair[part], origin, INGESTER_VERSION)
+                for k, pair in zip(keys, records, strict=True)
+            ],
+        )
+
+
+def _texts(framework: str, number: int, **texts) -> dict:
+    return {"framework": framework, "number": number, **texts}
 
 
 def facts(item: dict, framework: str) -> dict:
@@ -239,53 +253,206 @@ def ingest_threads(
     since: datetime | None = None,
 ) -> dict[str, int]:
     """Land a framework's issues and pull requests changed since ``since`` (default: the last
-    change already landed, so a run resumes where the previous one stopped)."""
+    change already landed, so a run resumes where the previous one stopped), each with its
+    timeline."""
     ensure_all_raw_tables(con)
-    if since is None:
-        landed = latest_payloads(
-            con, "github__threads", "where payload ->> 'framework' = ?", [framework]
+    landed = {
+        json.loads(p)["number"]: json.loads(p)["updated_at"]
+        for _, p in latest_payloads(
+            con,
+            "github__threads",
+            "where payload ->> 'framework' = ? and payload ->> 'kind' <> 'discussion'",
+            [framework],
         )
-        since = max((_updated(p) for _, p in landed), default=None)
+    }
+    if since is None and landed:
+        since = max(_when(u) for u in landed.values())
     params = {"state": "all", "sort": "updated", "direction": "asc", "per_page": PER_PAGE}
     if since:
         params["since"] = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     url = f"{api_url()}/repos/{repository}/issues"
-    seen = unchanged = 0
+    got = {"threads": 0, "timelines": 0, "unchanged pages": 0, "deleted": 0, "transferred": 0}
     with ingest_run(con, "github", f"ingest github {framework}") as run:
         for items in pages(con, client, url, params):
             if items is None:
-                unchanged += 1
+                got["unchanged pages"] += 1
                 continue
-            _land(con, run, framework, [(facts(i, framework), i) for i in items], url)
-            seen += len(items)
-            print(f"GitHub: {framework}: {seen} threads", file=sys.stderr)
-    return {"threads": seen, "unchanged pages": unchanged}
+            threads, timelines = [], []
+            for item in items:
+                fact = facts(item, framework)
+                if landed.get(item["number"]) != item.get("updated_at"):
+                    events, gone = timeline(client, repository, item["number"])
+                    if gone:
+                        fact |= gone
+                        got[gone["gone"]] += 1
+                        run.notes.append(f"{framework}#{item['number']} {_said(gone)}")
+                    else:
+                        timelines.append(_timeline_record(framework, item["number"], events))
+                threads.append((fact, _texts(framework, item["number"], **_title_body(item))))
+            _land(con, run, framework, "timeline", timelines, f"{url}/N/timeline")
+            _land(con, run, framework, "thread", threads, url)
+            got["threads"] += len(threads)
+            got["timelines"] += len(timelines)
+            print(
+                f"GitHub: {framework}: {got['threads']} threads, {got['timelines']} timelines",
+                file=sys.stderr,
+            )
+    return got
 
 
-def _updated(payload: str) -> datetime:
-    return datetime.fromisoformat(json.loads(payload)["updated_at"].replace("Z", "+00:00"))
+def _when(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
+
+def _title_body(item: dict) -> dict:
+    return {"title": item.get("title"), "body": item.get("body")}
+
+
+def _said(gone: dict) -> str:
+    return "was deleted" if gone["gone"] == "deleted" else f"moved to {gone['moved_to']}"
+
+
+def timeline(client: Client, repository: str, number: int) -> tuple[list[dict], dict | None]:
+    """A thread's timeline events, every page; or, for a thread deleted (410, or 404 once
+    listed) or transferred (301) since it was listed, no events and what became of it."""
+    url = f"{api_url()}/repos/{repository}/issues/{number}/timeline"
+    params, events = {"per_page": PER_PAGE}, []
+    while url:
+        response = client.get(url, params, passthrough=(301, 404, 410), allow_redirects=False)
+        if response.status_code in (404, 410):
+            return [], {"gone": "deleted", "moved_to": None}
+        if response.status_code == 301:
+            return [], {"gone": "transferred", "moved_to": _moved_to(response)}
+        try:
+            events.extend(response.json())
+        except ValueError:
+            raise TrackerError(
+                f"GitHub answered the timeline of {repository}#{number} with JSON that does not "
+                "parse (cut off?); what was landed stays: run the command again to resume"
+            ) from None
+        url, params = _next(response), None
+    return events, None
+
+
+def _moved_to(response: requests.Response) -> str | None:
+    """Where a transferred issue lives now, as owner/name#number when the API says."""
+    location = response.headers.get("Location", "")
+    parts = location.rstrip("/").split("/")
+    if len(parts) >= 4 and parts[-2] == "issues":
+        return f"{parts[-4]}/{parts[-3]}#{parts[-1]}"
+    return location or None
+
+
+def _login(obj: dict | None) -> str | None:
+    return (obj or {}).get("login")
+
+
+def _timeline_record(framework: str, number: int, events: list[dict]) -> tuple[dict, dict]:
+    """(facts, texts) of a timeline: the events that matter to proposals and landings, with
+    bodies kept apart."""
+    facts_, texts = [], []
+    for event in events:
+        for fact, body in _event_facts(event):
+            facts_.append(fact)
+            if body:
+                texts.append({"kind": fact["kind"], "id": fact["id"], "body": body})
+    return (
+        {"framework": framework, "number": number, "events": facts_},
+        _texts(framework, number, texts=texts),
+    )
+
+
+def _event_facts(e: dict) -> Iterator[tuple[dict, str | None]]:
+    kind = e.get("event")
+    if kind == "commented":
+        yield _said_fact("comment", e, e.get("created_at")), e.get("body")
+    elif kind == "reviewed":
+        fact = _said_fact("review", e, e.get("submitted_at"))
+        yield fact | {"state": str(e.get("state") or "").lower()}, e.get("body")
+    elif kind == "line-commented":
+        for c in e.get("comments") or []:
+            fact = _said_fact("review_comment", c, c.get("created_at"))
+            yield fact | {"review_id": c.get("pull_request_review_id")}, c.get("body")
+    elif kind in ("merged", "closed", "reopened", "referenced", "labeled", "unlabeled"):
+        yield (
+            {
+                "kind": kind,
+                "id": e.get("id"),
+                "actor": _login(e.get("actor")),
+                "created_at": e.get("created_at"),
+                "commit_id": e.get("commit_id"),
+                "state_reason": e.get("state_reason"),
+                "label": (e.get("label") or {}).get("name"),
+            },
+            None,
+        )
+    elif kind == "cross-referenced":
+        source = (e.get("source") or {}).get("issue") or {}
+        yield (
+            {
+                "kind": "cross_referenced",
+                "id": None,
+                "actor": _login(e.get("actor")),
+                "created_at": e.get("created_at"),
+                "source_repository": _repository(source),
+                "source_number": source.get("number"),
+                "source_is_pull_request": "pull_request" in source,
+            },
+            None,
+        )
+
+
+def _said_fact(kind: str, item: dict, when: str | None) -> dict:
+    return {
+        "kind": kind,
+        "id": item.get("id"),
+        "author": _login(item.get("user")),
+        "author_association": item.get("author_association"),
+        "created_at": when,
+    }
+
+
+def _repository(issue: dict) -> str | None:
+    full = (issue.get("repository") or {}).get("full_name")
+    url = issue.get("repository_url") or ""
+    return full or ("/".join(url.rstrip("/").split("/")[-2:]) if url else None)
+
+
+DISCUSSION_FIELDS = """
+  number title body url createdAt updatedAt closed closedAt authorAssociation
+  author { login } category { name } answer { databaseId }
+  comments(first: 50) { totalCount pageInfo { hasNextPage endCursor } nodes { COMMENT } }
+"""
+COMMENT = "databaseId body createdAt isAnswer authorAssociation author { login }"
 
 DISCUSSIONS = """
 query($owner: String!, $name: String!, $after: String) {
   repository(owner: $owner, name: $name) {
     discussions(first: 50, after: $after, orderBy: {field: UPDATED_AT, direction: ASC}) {
       pageInfo { hasNextPage endCursor }
-      nodes {
-        number title body url createdAt updatedAt closed closedAt authorAssociation
-        author { login } category { name } answer { id } comments { totalCount }
-      }
+      nodes { FIELDS }
     }
   }
 }
-"""
+""".replace("FIELDS", DISCUSSION_FIELDS).replace("COMMENT", COMMENT)
+
+MORE_COMMENTS = """
+query($owner: String!, $name: String!, $number: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    discussion(number: $number) {
+      comments(first: 100, after: $after) { pageInfo { hasNextPage endCursor } nodes { COMMENT } }
+    }
+  }
+}
+""".replace("COMMENT", COMMENT)
 
 
 def ingest_discussions(
     con: duckdb.DuckDBPyConnection, client: Client, framework: str, repository: str
 ) -> dict[str, int]:
-    """Land a framework's discussions over GraphQL, oldest change first, continuing after the
-    cursor the last run stored (kept after each page, so an interrupted run resumes)."""
+    """Land a framework's discussions and their comments over GraphQL, oldest change first,
+    continuing after the cursor the last run stored (kept after each page, so an interrupted
+    run resumes)."""
     ensure_all_raw_tables(con)
     owner, name = repository.split("/", 1)
     row = con.execute(
@@ -293,13 +460,19 @@ def ingest_discussions(
         [framework],
     ).fetchone()
     after, seen = (row[0] if row else None), 0
+    origin = f"graphql:{repository}/discussions"
     with ingest_run(con, "github", f"ingest github discussions {framework}") as run:
         while True:
             data = client.graphql(DISCUSSIONS, {"owner": owner, "name": name, "after": after})
             listing = ((data.get("repository") or {}).get("discussions")) or {}
             nodes = listing.get("nodes") or []
-            origin = f"graphql:{repository}/discussions"
-            _land(con, run, framework, [(_discussion(n, framework), n) for n in nodes], origin)
+            timelines = [_discussion_timeline(client, framework, owner, name, n) for n in nodes]
+            _land(con, run, framework, "timeline", timelines, origin)
+            threads = [
+                (_discussion(n, framework), _texts(framework, n["number"], **_title_body(n)))
+                for n in nodes
+            ]
+            _land(con, run, framework, "thread", threads, origin)
             seen += len(nodes)
             page = listing.get("pageInfo") or {}
             after = page.get("endCursor") or after
@@ -313,6 +486,43 @@ def ingest_discussions(
             if not page.get("hasNextPage"):
                 break
     return {"discussions": seen}
+
+
+def _discussion_timeline(
+    client: Client, framework: str, owner: str, name: str, node: dict
+) -> tuple[dict, dict]:
+    """A discussion's comments as timeline events: the first 50 came with the listing; the
+    rest are asked 100 at a time."""
+    connection = node.get("comments") or {}
+    comments = list(connection.get("nodes") or [])
+    page = connection.get("pageInfo") or {}
+    while page.get("hasNextPage"):
+        variables = {
+            "owner": owner,
+            "name": name,
+            "number": node["number"],
+            "after": page.get("endCursor"),
+        }
+        data = client.graphql(MORE_COMMENTS, variables)
+        more = (((data.get("repository") or {}).get("discussion")) or {}).get("comments") or {}
+        comments.extend(more.get("nodes") or [])
+        page = more.get("pageInfo") or {}
+    events = [
+        {
+            "event": "commented",
+            "id": c.get("databaseId"),
+            "user": c.get("author"),
+            "author_association": c.get("authorAssociation"),
+            "created_at": c.get("createdAt"),
+            "body": c.get("body"),
+        }
+        for c in comments
+    ]
+    facts_, texts = _timeline_record(framework, node["number"], events)
+    answers = {c.get("databaseId") for c in comments if c.get("isAnswer")}
+    for fact in facts_["events"]:
+        fact["is_answer"] = fact["id"] in answers
+    return facts_, texts
 
 
 def _discussion(node: dict, framework: str) -> dict:

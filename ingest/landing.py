@@ -73,6 +73,7 @@ class Run:
     run_id: str
     source: str
     counts: Counts = field(default_factory=Counts)
+    notes: list[str] = field(default_factory=list)
 
 
 def batched(items: Iterable[Any], size: int) -> Iterator[tuple[Any, ...]]:
@@ -109,9 +110,11 @@ def ensure_meta(con: duckdb.DuckDBPyConnection) -> None:
             changed integer default 0,
             unchanged integer default 0,
             quarantined integer default 0,
-            error varchar
+            error varchar,
+            notes varchar  -- what happened besides the counts (e.g. a thread deleted upstream)
         )"""
     )
+    con.execute("alter table meta.runs add column if not exists notes varchar")
     con.execute(
         """
         create table if not exists meta.review_queue (
@@ -143,11 +146,13 @@ def ensure_meta(con: duckdb.DuckDBPyConnection) -> None:
             primary key (window_from, window_to, categories)
         )"""
     )
-    # GitHub: the ETag of each listing page asked, and where each GraphQL listing stopped
+    # GitHub: the ETag and next link of each listing page asked, and where each GraphQL
+    # listing stopped
     con.execute(
-        "create table if not exists meta.github_etags "
-        "(url varchar primary key, etag varchar not null, fetched_at timestamp not null)"
+        "create table if not exists meta.github_etags (url varchar primary key, "
+        "etag varchar not null, fetched_at timestamp not null, next_url varchar)"
     )
+    con.execute("alter table meta.github_etags add column if not exists next_url varchar")
     con.execute(
         "create table if not exists meta.github_cursors (framework varchar, resource varchar, "
         "cursor varchar, updated_at timestamp, primary key (framework, resource))"
@@ -202,8 +207,18 @@ def ingest_run(con: duckdb.DuckDBPyConnection, source: str, command: str = "") -
         c = run.counts
         con.execute(
             "update meta.runs set ended_at = ?, status = ?, error = ?, landed = ?, changed = ?, "
-            "unchanged = ?, quarantined = ? where run_id = ?",
-            [utc_now(), status, error, c.landed, c.changed, c.unchanged, c.quarantined, run.run_id],
+            "unchanged = ?, quarantined = ?, notes = ? where run_id = ?",
+            [
+                utc_now(),
+                status,
+                error,
+                c.landed,
+                c.changed,
+                c.unchanged,
+                c.quarantined,
+                "; ".join(run.notes) or None,
+                run.run_id,
+            ],
         )
 
 

@@ -70,14 +70,14 @@ def card(con: duckdb.DuckDBPyConnection, method_id: str) -> str:
     rows = con.execute(
         "select f.framework, f.tier, e.fragment, f.first_landing_sha, f.first_landing_date, "
         "f.date_is_upper_bound, f.lag_days, f.present_at_snapshot, f.removed_date, "
-        "f.implementation_path, f.condition, r.repository_url "
+        "f.implementation_path, f.condition, r.repository_url, f.landing_pull_request_url "
         "from marts.method_frameworks as f "
         "join marts.option_equivalents as e using (method_id, framework) "
         "join marts.frameworks as r using (framework) "
         "where f.method_id = ? order by f.first_landing_date",
         [method_id],
     ).fetchall()
-    for fw, tier, fragment, sha, landed, ub, lag, present, removed, path, cond, repo in rows:
+    for fw, tier, fragment, sha, landed, ub, lag, present, removed, path, cond, repo, pr in rows:
         state = "" if present else f" · removed {removed:%Y-%m-%d}" if removed else " · gone"
         lines += [
             "",
@@ -87,4 +87,6 @@ def card(con: duckdb.DuckDBPyConnection, method_id: str) -> str:
             f"    landed:     {landed:%Y-%m-%d}{' (upper bound)' if ub else ''} "
             f"{repo}/commit/{sha}" + (f" · lag {lag} days" if lag is not None else ""),
         ]
+        if pr:
+            lines.append(f"    through:    {pr}")
     return "\n".join(lines)

@@ -3,3 +3,10 @@
 {% macro normalised_name(name) -%}
     lower(regexp_replace(strip_accents({{ name }}), '[^A-Za-z]', '', 'g'))
 {%- endmacro %}
+
+{#- Text reduced for matching a paper's title inside a thread (SPEC §6): accents stripped,
+    lower case, every run of other characters one space, padded with a space on each side so
+    `contains` matches whole words only. -#}
+{% macro normalised_text(text) -%}
+    ' ' || trim(regexp_replace(lower(strip_accents({{ text }})), '[^a-z0-9]+', ' ', 'g')) || ' '
+{%- endmacro %}

@@ -117,6 +117,12 @@ def test_only_the_first_parent_history_counts(history):
     assert [v for _, v, _ in options(mined.option_sets[-1])] == ["more", "side_only", "vanilla"]
 
 
+def test_a_squash_merge_names_its_pull_request(history):
+    history.commit({"algos/core.py": loss("vanilla")}, message="Add GSPO loss (#123)")
+    history.commit({"README.md": "no pull request"}, message="Fix typo (#12) in docs")
+    assert [c["pr_number"] for c in mine(history.path).commits] == [123, None]
+
+
 def test_a_file_that_does_not_parse_is_recorded_and_its_last_reading_kept(history):
     history.commit({"algos/core.py": loss("vanilla", "gspo")})
     history.commit({"algos/core.py": loss("vanilla", "gspo") + "def broken(:\n"})

@@ -1,7 +1,10 @@
-"""The GitHub REST ingester against a local server. Threads here are SYNTHETIC."""
+"""The GitHub ingester against a local replay server (tests/github_replay.py). Threads here are
+SYNTHETIC, except the timeline shapes read from tests/fixtures/github (recorded, redacted)."""
 
 import json
+import re
 from datetime import UTC, datetime
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -9,66 +12,54 @@ from werkzeug import Response
 
 from ingest import github, snapshot
 from ingest.errors import TrackerError
+from tests.github_replay import (
+    FakeGitHub,
+    comment,
+    cross_reference,
+    discussion,
+    issue_event,
+    review,
+    stamp,
+    thread,
+)
 
 SECRET = "synthetic-token-never-shown"
-PATH = "/repos/huggingface/trl/issues"
-
-
-def thread(number, updated, pull=False):
-    item = {
-        "number": number,
-        "title": f"synthetic thread {number}",
-        "body": "synthetic body",
-        "state": "closed" if pull else "open",
-        "state_reason": None,
-        "user": {"login": f"synthetic-user-{number}"},
-        "author_association": "CONTRIBUTOR",
-        "created_at": "2025-01-01T00:00:00Z",
-        "updated_at": updated,
-        "closed_at": None,
-        "labels": [{"name": "enhancement"}],
-        "comments": 2,
-        "html_url": f"https://github.com/huggingface/trl/issues/{number}",
-    }
-    if pull:
-        item["pull_request"] = {"merged_at": "2025-02-01T00:00:00Z"}
-    return item
-
-
-PAGE_1 = [thread(1, "2025-01-05T00:00:00Z"), thread(2, "2025-01-06T00:00:00Z", pull=True)]
-PAGE_2 = [thread(3, "2025-01-07T00:00:00Z")]
-
-
-class Repo:
-    """Serves the two pages with Link and ETag headers, and logs every request."""
-
-    def __init__(self, server):
-        self.server, self.log, self.trouble = server, [], {}
-        server.expect_request(PATH).respond_with_handler(self.handle)
-
-    def handle(self, request):
-        page = request.args.get("page", "1")
-        self.log.append((page, dict(request.args), dict(request.headers)))
-        if self.trouble.get(page):
-            return (
-                self.trouble[page].pop(0)
-                if isinstance(self.trouble[page], list)
-                else (self.trouble[page])
-            )
-        etag = f'W/"etag-{page}"'
-        if request.headers.get("If-None-Match") == etag:
-            return Response(status=304)
-        headers = {"ETag": etag}
-        if page == "1":
-            headers["Link"] = f'<{self.server.url_for(PATH)}?page=2&per_page=100>; rel="next"'
-        items = PAGE_1 if page == "1" else PAGE_2
-        return Response(json.dumps(items), headers=headers, content_type="application/json")
+SLUG = "huggingface/trl"
+FIXTURES = Path(__file__).parent / "fixtures" / "github"
 
 
 @pytest.fixture
-def repo(httpserver, monkeypatch):
+def hub(httpserver, monkeypatch):
+    fake = FakeGitHub(httpserver.url_for("/"))
     monkeypatch.setenv("GITHUB_API_URL", httpserver.url_for("/"))
-    return Repo(httpserver)
+    monkeypatch.setenv("GITHUB_GRAPHQL_URL", httpserver.url_for("/graphql"))
+    httpserver.expect_request("/graphql", method="POST").respond_with_handler(fake)
+    httpserver.expect_request(re.compile(r"/repos/.*")).respond_with_handler(fake)
+    return fake
+
+
+def record(fake: FakeGitHub, threads: int = 150) -> None:
+    """``threads`` threads, two listing pages at 100 each; every third a merged pull request
+    with a review and a comment; thread 5 has a timeline of two pages."""
+    repo = fake.repo(SLUG)
+    for n in range(1, threads + 1):
+        pull = n % 3 == 0
+        item = thread(SLUG, n, stamp(1, n), pull=pull)
+        events = [comment(n * 10, "synthetic-helper", stamp(2))]
+        if pull:
+            item["pull_request"]["merged_at"] = stamp(3)
+            item["state"] = "closed"
+            events += [
+                review(n * 10 + 1, "synthetic-maintainer", stamp(2)),
+                issue_event(
+                    "merged", n * 10 + 2, "synthetic-maintainer", stamp(3), commit_id=f"{n:040x}"
+                ),
+                issue_event("closed", n * 10 + 3, "synthetic-maintainer", stamp(3)),
+            ]
+        repo.threads[n] = item
+        repo.timelines[n] = events
+    repo.timelines[5] = [comment(50_000 + i, "synthetic-helper", stamp(2)) for i in range(130)]
+    repo.timelines[1].append(cross_reference(SLUG, 3, "synthetic-author-3", stamp(2)))
 
 
 @pytest.fixture
@@ -84,44 +75,89 @@ def client(waits=None):
     )
 
 
-def run(con, c=None):
-    return github.ingest_threads(con, c or client(), "TRL", "huggingface/trl")
+def run(con, c=None, since=None):
+    return github.ingest_threads(con, c or client(), "TRL", SLUG, since)
 
 
 def landed(con, table="github__threads"):
-    rows = con.execute(f"select record_key, payload from raw.{table} order by 1").fetchall()
+    rows = con.execute(
+        f"select record_key, payload from raw.{table} qualify row_number() over "
+        "(partition by record_key order by record_version desc) = 1"
+    ).fetchall()
     return {key: json.loads(payload) for key, payload in rows}
 
 
-def test_threads_are_listed_page_by_page_with_facts_apart_from_text(repo, con, capfd):
-    assert run(con) == {"threads": 3, "unchanged pages": 0}
-    first = repo.log[0]
-    assert first[1] == {"state": "all", "sort": "updated", "direction": "asc", "per_page": "100"}
-    assert first[2]["Authorization"] == f"Bearer {SECRET}"
-    assert [page for page, _, _ in repo.log] == ["1", "2"]  # followed the Link header
-    facts = landed(con)
-    assert set(facts) == {"TRL:1", "TRL:2", "TRL:3"}
-    assert facts["TRL:2"]["kind"] == "pull_request" and facts["TRL:2"]["merged_at"]
-    assert "title" not in facts["TRL:1"] and "body" not in facts["TRL:1"]
+def versions(con, table="github__threads"):
+    return con.execute(f"select max(record_version) from raw.{table}").fetchone()[0]
+
+
+def test_threads_and_timelines_land_as_facts_with_texts_apart(hub, con, capfd):
+    record(hub)
+    got = run(con)
+    assert got["threads"] == 150 and got["timelines"] == 150
+    # the fewest possible: 2 listing pages, one timeline page each, two for thread 5
+    assert hub.count() == hub.fewest_requests([SLUG]) - 1 == 2 + 150 + 1  # no discussions asked
+    first = hub.log[0]
+    assert first[2] == {"state": "all", "sort": "updated", "direction": "asc", "per_page": "100"}
+    assert first[3]["Authorization"] == f"Bearer {SECRET}"
+    threads = landed(con)
+    assert threads["TRL:3"]["kind"] == "pull_request" and threads["TRL:3"]["merged_at"]
+    assert "title" not in threads["TRL:1"] and "body" not in threads["TRL:1"]
+    timelines = landed(con, "github__timelines")
+    kinds = [e["kind"] for e in timelines["TRL:3"]["events"]]
+    assert kinds == ["comment", "review", "merged", "closed"]
+    merged = timelines["TRL:3"]["events"][2]
+    assert (merged["actor"], merged["commit_id"]) == ("synthetic-maintainer", f"{3:040x}")
+    assert len(timelines["TRL:5"]["events"]) == 130  # both timeline pages
+    cross = timelines["TRL:1"]["events"][-1]
+    assert (cross["source_repository"], cross["source_number"]) == (SLUG, 3)
+    assert "body" not in json.dumps(timelines)
     assert landed(con, "github__thread_texts")["TRL:1"]["body"] == "synthetic body"
+    assert landed(con, "github__timeline_texts")["TRL:3"]["texts"][1]["body"] == "synthetic review"
     out = capfd.readouterr()
     assert SECRET not in out.out + out.err
+    assert "TRL: 150 threads, 150 timelines" in out.err  # progress
 
 
-def test_an_unchanged_page_costs_nothing_and_a_later_run_starts_at_the_last_change(repo, con):
+def test_a_refresh_with_nothing_changed_asks_once_and_a_changed_thread_is_read_again(hub, con):
+    record(hub)
+    run(con)
+    hub.log.clear()
+    assert run(con)["timelines"] == 0
+    assert [k for k, *_ in hub.log] == ["issues"]  # the last thread comes back: unchanged
+    assert hub.log[0][2]["since"] == "2025-01-02T00:02:30Z"  # from the last change landed
+    hub.log.clear()
+    assert run(con)["unchanged pages"] == 1  # the same question again: 304
+    assert hub.log[0][3]["If-None-Match"]
+    hub.repo(SLUG).threads[7]["updated_at"] = stamp(9)
+    hub.repo(SLUG).timelines[7].append(comment(99, "synthetic-maintainer", stamp(9)))
+    hub.log.clear()
+    got = run(con)
+    assert (got["threads"], got["timelines"]) == (2, 1)  # 7, and 150 again (since is inclusive)
+    assert [k for k, *_ in hub.log] == ["issues", "timeline"]
+    assert len(landed(con, "github__timelines")["TRL:7"]["events"]) == 2
+    assert versions(con, "github__timelines") == 2  # thread 7's new version; nothing else
+
+
+def test_an_explicit_since_asks_again_and_unchanged_pages_follow_their_stored_next_link(hub, con):
+    record(hub)
     since = datetime(2025, 1, 1, tzinfo=UTC)
-    github.ingest_threads(con, client(), "TRL", "huggingface/trl", since)
-    repo.log.clear()
-    again = github.ingest_threads(con, client(), "TRL", "huggingface/trl", since)
-    assert again == {"threads": 0, "unchanged pages": 1}
-    assert repo.log[0][2]["If-None-Match"] == 'W/"etag-1"'  # answered 304
-    repo.log.clear()
-    run(con)  # no --since: from the last change landed
-    assert repo.log[0][1]["since"] == "2025-01-07T00:00:00Z"
+    run(con, since=since)
+    hub.log.clear()
+    got = run(con, since=since)
+    assert got == {
+        "threads": 0,
+        "timelines": 0,
+        "unchanged pages": 2,
+        "deleted": 0,
+        "transferred": 0,
+    }
+    assert [a.get("page") for k, _, a, _ in hub.log] == [None, "2"]  # both pages asked, 304
 
 
-def test_secondary_and_primary_rate_limits_are_waited_out(repo, con, capfd):
-    repo.trouble["1"] = [
+def test_secondary_and_primary_rate_limits_are_waited_out(hub, con, capfd):
+    record(hub, threads=2)
+    hub.trouble["issues"] = [
         Response(
             json.dumps({"message": "secondary rate limit"}),
             status=403,
@@ -134,138 +170,190 @@ def test_secondary_and_primary_rate_limits_are_waited_out(repo, con, capfd):
         ),
     ]
     waits = []
-    assert run(con, client(waits))["threads"] == 3
+    assert run(con, client(waits))["threads"] == 2
     assert waits[:2] == [60.0, 1.0]  # as Retry-After asks; the reset already passed
     assert "rate limited" in capfd.readouterr().err
 
 
-def test_server_errors_are_retried_then_reported(repo, con):
-    repo.trouble["1"] = [Response("down", status=502), Response("down", status=503)]
-    waits = []
-    assert run(con, client(waits))["threads"] == 3
-    repo.trouble["1"] = Response("down", status=500)
+def test_server_errors_are_retried_then_reported(hub, con):
+    record(hub, threads=2)
+    hub.trouble["timeline"] = [Response("down", status=502), Response("down", status=503)]
+    assert run(con)["timelines"] == 2
+    hub.trouble["issues"] = [Response("down", status=500)] * 3
     with pytest.raises(TrackerError, match="failed .* 3 times .*run the command again"):
-        run(con)
+        run(con, since=datetime(2025, 1, 1, tzinfo=UTC))
 
 
-def test_a_page_cut_off_mid_json_keeps_what_landed_and_resumes(repo, con):
-    repo.trouble["2"] = Response('[{"number": 3, "tit', content_type="application/json")
+def test_a_page_cut_off_mid_json_keeps_what_landed_and_resumes(hub, con):
+    record(hub)
+    original = hub._issues
+
+    def cut_second_page(request, slug):
+        if request.args.get("page") == "2":
+            return Response('[{"number": 101, "tit', content_type="application/json")
+        return original(request, slug)
+
+    hub._issues = cut_second_page
     with pytest.raises(TrackerError, match="JSON that does not parse"):
         run(con)
-    assert set(landed(con)) == {"TRL:1", "TRL:2"}
-    del repo.trouble["2"]
-    repo.log.clear()
+    assert len(landed(con)) == 100 and len(landed(con, "github__timelines")) == 100
+    hub._issues = original
+    hub.log.clear()
     run(con)
-    assert repo.log[0][1]["since"] == "2025-01-06T00:00:00Z"  # from the last change landed
-    assert set(landed(con)) == {"TRL:1", "TRL:2", "TRL:3"}
-    versions = con.execute("select max(record_version) from raw.github__threads").fetchone()[0]
-    assert versions == 1  # nothing landed twice
+    assert hub.log[0][2]["since"] == stamp(1, 100)  # from the last change landed
+    assert len(landed(con)) == 150 and len(landed(con, "github__timelines")) == 150
+    assert versions(con) == 1 and versions(con, "github__timelines") == 1  # nothing twice
+    assert hub.count("timeline") == 50  # thread 100 is listed again but unchanged: not asked
 
 
-def test_a_missing_or_refused_token_is_a_clear_message(repo, con, monkeypatch):
+def test_an_interrupted_run_resumes_without_losing_or_duplicating(hub, con):
+    record(hub)
+    hub.trouble["timeline"] = [Response("down", status=503)] * 3  # thread 1's timeline fails
+    with pytest.raises(TrackerError, match="failed"):
+        run(con)
+    assert landed(con) == {}  # a page's threads land only with their timelines
+    status = con.execute("select status, error from meta.runs").fetchone()
+    assert status[0] == "failed" and "run the command again" in status[1]
+    run(con)
+    assert len(landed(con)) == 150 and versions(con) == 1
+
+
+def test_deleted_and_transferred_threads_are_landed_as_such_and_logged(hub, con):
+    record(hub, threads=3)
+    repo = hub.repo(SLUG)
+    repo.gone[1] = Response(json.dumps({"message": "This issue was deleted"}), status=410)
+    repo.gone[2] = Response(
+        status=301,
+        headers={"Location": "https://api.github.com/repos/synthetic/elsewhere/issues/9"},
+    )
+    got = run(con)
+    assert (got["deleted"], got["transferred"], got["timelines"]) == (1, 1, 1)
+    threads = landed(con)
+    assert threads["TRL:1"]["gone"] == "deleted"
+    assert threads["TRL:2"]["moved_to"] == "synthetic/elsewhere#9"
+    assert set(landed(con, "github__timelines")) == {"TRL:3"}
+    notes = con.execute("select notes from meta.runs").fetchone()[0]
+    assert notes == "TRL#1 was deleted; TRL#2 moved to synthetic/elsewhere#9"
+
+
+def test_a_missing_or_refused_token_is_a_clear_message(hub, con, monkeypatch):
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     with pytest.raises(TrackerError, match="set GITHUB_TOKEN"):
         github.token()
-    repo.trouble["1"] = Response(json.dumps({"message": "Bad credentials"}), status=401)
+    hub.trouble["issues"] = [Response(json.dumps({"message": "Bad credentials"}), status=401)]
     with pytest.raises(TrackerError, match="HTTP 401 Bad credentials: check GITHUB_TOKEN") as err:
         run(con)
     assert SECRET not in str(err.value)
 
 
-def test_thread_texts_never_reach_the_snapshot(repo, con, tmp_path):
+def test_texts_never_reach_the_snapshot(hub, con, tmp_path):
+    record(hub, threads=3)
     run(con)
     manifest = snapshot.export(con, tmp_path / "snap")
-    assert "github__threads" in manifest["tables"]
-    assert "github__thread_texts" not in manifest["tables"]
+    assert {"github__threads", "github__timelines"} <= set(manifest["tables"])
+    assert not {"github__thread_texts", "github__timeline_texts"} & set(manifest["tables"])
 
 
-def test_staging_has_one_row_per_thread_with_typed_facts(repo, warehouse):
+def test_recorded_timelines_give_merges_reviews_comments_and_cross_references():
+    events = json.loads((FIXTURES / "timeline_pr31.json").read_text())
+    facts, texts = github._timeline_record("TRL", 31, events)
+    by_kind = {}
+    for e in facts["events"]:
+        by_kind.setdefault(e["kind"], []).append(e)
+    merged = by_kind["merged"][0]
+    assert (merged["actor"], merged["commit_id"]) == (
+        "jacquev6",
+        "688208b1a5a074871d0e9376119556897439697d",
+    )
+    assert [(r["author"], r["state"]) for r in by_kind["review"]] == [
+        ("sfdye", "commented"),
+        ("eamanu", "commented"),
+    ]
+    assert [c["id"] for c in by_kind["review_comment"]] == [1580134]
+    assert by_kind["comment"][0]["author_association"] == "MEMBER"
+    cross = by_kind["cross_referenced"][0]
+    assert (cross["source_repository"], cross["source_number"]) == ("PyGithub/PyGithub", 670)
+    assert cross["source_is_pull_request"]
+    assert "committed" not in by_kind and "subscribed" not in by_kind  # not kept
+    assert {t["kind"] for t in texts["texts"]} == {"comment", "review", "review_comment"}
+    issue = json.loads((FIXTURES / "timeline_issue28.json").read_text())
+    facts, _ = github._timeline_record("TRL", 28, issue)
+    assert [e["kind"] for e in facts["events"]].count("comment") == 3
+
+
+def test_discussions_page_by_cursor_with_all_comments_and_resume_after_the_stored_one(hub, con):
+    repo = hub.repo(SLUG)
+    for n in range(1, 61):
+        repo.discussions[n] = discussion(SLUG, n, stamp(1, n), comments=2)
+    repo.discussions[60]["comments"] = discussion(SLUG, 60, stamp(1, 60), comments=120)["comments"]
+    repo.discussions[60]["comments"][119]["isAnswer"] = True
+    repo.discussions[60]["answer"] = {"databaseId": 60_119}
+    original = hub._graphql
+    calls = []
+
+    def fail_second_page(request):
+        calls.append(request.get_json()["variables"].get("after"))
+        if calls[-1] == "50" and len(calls) == 2:
+            return Response("down", status=502)
+        return original(request)
+
+    hub._graphql = fail_second_page
+    with pytest.raises(TrackerError, match="failed"):
+        github.ingest_discussions(con, github.Client(SECRET, retries=0, backoff=0), "TRL", SLUG)
+    assert len(landed(con)) == 50
+    assert github.ingest_discussions(con, client(), "TRL", SLUG) == {"discussions": 10}
+    sixty = landed(con)["TRL:60"]
+    assert (sixty["kind"], sixty["answered"], sixty["category"]) == ("discussion", True, "Q&A")
+    events = landed(con, "github__timelines")["TRL:60"]["events"]
+    assert len(events) == 120 and [e["is_answer"] for e in events].count(True) == 1
+    # listing page 1, page 2 failed, page 2 again, then the rest of discussion 60's comments
+    assert calls == [None, "50", "50", "50"]
+
+
+def test_a_graphql_answer_with_errors_is_a_clear_error(hub, con):
+    hub.trouble["graphql"] = [
+        Response(json.dumps({"errors": [{"message": "Could not resolve to a Repository"}]}))
+    ]
+    with pytest.raises(TrackerError, match="GraphQL answered with errors: Could not resolve"):
+        github.ingest_discussions(con, client(), "TRL", SLUG)
+    assert con.execute("select count(*) from raw.github__threads").fetchone()[0] == 0
+
+
+def test_staging_has_typed_threads_comments_and_reviews(hub, warehouse):
     from ingest.build import run_dbt
     from ingest.warehouse import connect
 
+    record(hub, threads=3)
     connection = connect()
     try:
         run(connection)
     finally:
         connection.close()
-    run_dbt("build", "--select", "stg_github__threads")
+    run_dbt("build", "--select", "staging.github")
     connection = duckdb.connect(str(warehouse), read_only=True)
     try:
-        rows = connection.execute(
-            "select thread_number, kind, author_login, labels, merged_at is not null "
+        threads = connection.execute(
+            "select thread_number, kind, author_login, merged_at is not null "
             "from staging.stg_github__threads order by thread_number"
+        ).fetchall()
+        comments = connection.execute(
+            "select thread_number, comment_kind, author_login from staging.stg_github__comments "
+            "order by thread_number"
+        ).fetchall()
+        reviews = connection.execute(
+            "select thread_number, reviewer_login, state from staging.stg_github__reviews"
+        ).fetchall()
+        events = connection.execute(
+            "select thread_number, event_kind, actor_login, commit_sha "
+            "from staging.stg_github__events where event_kind = 'merged'"
         ).fetchall()
     finally:
         connection.close()
-    assert rows == [
-        (1, "issue", "synthetic-user-1", ["enhancement"], False),
-        (2, "pull_request", "synthetic-user-2", ["enhancement"], True),
-        (3, "issue", "synthetic-user-3", ["enhancement"], False),
+    assert threads == [
+        (1, "issue", "synthetic-author-1", False),
+        (2, "issue", "synthetic-author-2", False),
+        (3, "pull_request", "synthetic-author-3", True),
     ]
-
-
-def discussion(number, updated):
-    return {
-        "number": number,
-        "title": f"synthetic discussion {number}",
-        "body": "synthetic",
-        "url": f"https://github.com/huggingface/trl/discussions/{number}",
-        "createdAt": "2025-01-01T00:00:00Z",
-        "updatedAt": updated,
-        "closed": False,
-        "closedAt": None,
-        "authorAssociation": "NONE",
-        "author": {"login": "synthetic"},
-        "category": {"name": "Q&A"},
-        "answer": {"id": "x"},
-        "comments": {"totalCount": 1},
-    }
-
-
-def graphql_page(nodes, cursor, more):
-    listing = {"pageInfo": {"hasNextPage": more, "endCursor": cursor}, "nodes": nodes}
-    return Response(json.dumps({"data": {"repository": {"discussions": listing}}}))
-
-
-@pytest.fixture
-def graph(httpserver, monkeypatch):
-    monkeypatch.setenv("GITHUB_GRAPHQL_URL", httpserver.url_for("/graphql"))
-    state = {"log": [], "answers": {}}
-
-    def handle(request):
-        after = request.get_json()["variables"]["after"]
-        state["log"].append(after)
-        answer = state["answers"].get(after)
-        return answer.pop(0) if isinstance(answer, list) else answer
-
-    httpserver.expect_request("/graphql", method="POST").respond_with_handler(handle)
-    return state
-
-
-def test_discussions_page_by_cursor_and_resume_after_the_last_stored_one(graph, con):
-    graph["answers"] = {
-        None: graphql_page([discussion(10, "2025-01-02T00:00:00Z")], "c1", True),
-        "c1": [Response("down", status=502)] * 3,
-    }
-    with pytest.raises(TrackerError, match="failed"):
-        github.ingest_discussions(con, client(), "TRL", "huggingface/trl")
-    assert set(landed(con)) == {"TRL:10"}
-    graph["answers"]["c1"] = graphql_page([discussion(11, "2025-01-03T00:00:00Z")], "c2", False)
-    graph["log"].clear()
-    assert github.ingest_discussions(con, client(), "TRL", "huggingface/trl") == {"discussions": 1}
-    assert graph["log"] == ["c1"]  # continued after the stored cursor
-    eleven = landed(con)["TRL:11"]
-    assert (eleven["kind"], eleven["answered"], eleven["category"]) == ("discussion", True, "Q&A")
-
-
-def test_a_graphql_answer_with_errors_is_a_clear_error(graph, con):
-    graph["answers"] = {
-        None: Response(json.dumps({"errors": [{"message": "Could not resolve to a Repository"}]}))
-    }
-    with pytest.raises(TrackerError, match="GraphQL answered with errors: Could not resolve"):
-        github.ingest_discussions(con, client(), "TRL", "huggingface/trl")
-    assert count_threads(con) == 0
-
-
-def count_threads(con):
-    return con.execute("select count(*) from raw.github__threads").fetchone()[0]
+    assert comments == [(n, "comment", "synthetic-helper") for n in (1, 2, 3)]
+    assert reviews == [(3, "synthetic-maintainer", "approved")]
+    assert events == [(3, "merged", "synthetic-maintainer", f"{3:040x}")]

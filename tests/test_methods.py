@@ -117,6 +117,7 @@ def test_the_method_card_answers_by_id_arxiv_id_or_name(built):
     assert "GSPO" in card.stdout and "arXiv:2507.18071" in card.stdout
     assert "actor_rollout_ref.actor.policy_loss.loss_mode=gspo" in card.stdout
     assert "https://github.com/verl-project/verl/commit/" in card.stdout
+    assert "through:    https://github.com/verl-project/verl/pull/" in card.stdout  # subject
     by_paper = tracker("method", "arXiv:2506.13585", env=env)
     assert by_paper.returncode == 0 and "(cispo)" in by_paper.stdout
     several = tracker("method", "dapo", env=env)

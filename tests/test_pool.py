@@ -39,6 +39,9 @@ def project(tmp_path):
             f"verl,{FIELD},synthetic_m1,synthetic_m1,selectable,\n"
             f"verl,{FIELD},synthetic_m2,synthetic_m2,selectable,\n",
             "citation_inclusions": "framework,arxiv_id,path,method_id,tier,condition\n",
+            # seeds that name real catalog methods, emptied for the two-method catalog
+            "failure_methods": "failure_code,method_id\n",
+            "model_report_statements": "arxiv_id,method_id,statement,removes_kl\n",
             "paper_labels": "arxiv_id,label\n"
             + "".join(f"{i},{label}\n" for i, _, _, label in PAPERS if label),
         },

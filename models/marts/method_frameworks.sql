@@ -17,6 +17,12 @@ papers as (
 
     select arxiv_id, first_version_date, authors from {{ ref('stg_arxiv__papers') }}
 
+),
+
+pull_requests as (
+
+    select * from {{ ref('int_landing_pull_requests') }}
+
 )
 
 select
@@ -45,8 +51,14 @@ select
         coalesce(p.first_version_date, c.first_public_date),
         cast(l.first_landing_date as date)
     ) as lag_days,
+    pr.pull_request_number as landing_pull_request,
+    pr.pull_request_url as landing_pull_request_url,
+    pr.pull_request_author as landing_pull_request_author,
+    pr.author_is_prior_merger,
     l.found_by,
     l.condition
 from landings as l
 inner join catalog as c on l.method_id = c.method_id
 left join papers as p on c.source_arxiv_id = p.arxiv_id
+left join pull_requests as pr
+    on l.framework = pr.framework and l.first_landing_sha = pr.commit_sha

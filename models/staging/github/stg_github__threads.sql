@@ -30,7 +30,12 @@ renamed as (
         cast(payload ->> 'comments' as integer) as comment_count,
         payload ->> 'category' as discussion_category,
         cast(payload ->> 'answered' as boolean) as is_answered,
-        payload ->> 'html_url' as html_url
+        payload ->> 'html_url' as html_url,
+
+        -- what became of a thread that left the repository after it was listed
+        payload ->> 'gone' as gone,
+        payload ->> 'moved_to' as moved_to,
+        fetched_at
 
     from source
 

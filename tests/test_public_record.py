@@ -1,0 +1,220 @@
+"""The GitHub record's marts on a small SYNTHETIC record whose outcomes are worked out by hand.
+
+The threads are served by the replay server and landed by the real ingester; the catalog is the
+two synthetic methods of tests/test_pool.py, landed in a small git history mined as verl. The
+dbt project is a temporary copy whose review seeds hold the fixture's reviews.
+"""
+
+import re
+import subprocess
+
+import duckdb
+import git
+import pytest
+
+from ingest import frameworks, github
+from ingest.build import dbt_command
+from ingest.landing import ensure_all_raw_tables, ingest_run, land_batch
+from tests.conftest import paper
+from tests.github_replay import FakeGitHub, comment, issue_event, thread
+from tests.test_pool import history
+from tests.test_pool import project as pool_project
+
+SLUG = "verl-project/verl"
+TITLE_2 = "Synthetic method two for reinforcement learning of language models"
+MAINTAINER = "synthetic-maintainer"
+SYNTHETIC = {"metadata_source": "synthetic", "authors": ["Synthetic Author"]}
+
+
+def seeds(tmp):
+    copy = pool_project(tmp)
+    reviews = {
+        "proposal_reviews": "framework,thread_number,is_proposal,method_id,outcome\n"
+        "verl,5,true,,declined\n",
+        "reviewer_concerns": "framework,thread_number,concern\nverl,5,demand\nverl,5,maintenance\n",
+        "failure_methods": "failure_code,method_id\nentropy_collapse,synthetic_m1\n",
+        "failure_reviews": "framework,thread_number,failure_code,is_failure_report\n"
+        "verl,9,entropy_collapse,false\n",
+        "model_report_statements": "arxiv_id,method_id,statement,removes_kl\n",
+    }
+    for name, text in reviews.items():
+        (copy / "seeds" / f"{name}.csv").write_text(text)
+    return copy
+
+
+def say(number, body, created, author=None, pull=False, **extra):
+    """A thread opened on ``created`` (YYYY-MM-DD) by ``author`` with ``body``."""
+    item = thread(SLUG, number, f"{created}T00:00:00Z", pull=pull, body=body, **extra)
+    item["created_at"] = f"{created}T00:00:00Z"
+    if author:
+        item["user"] = {"login": author}
+    return item
+
+
+def closed(item, when, actor, commit=None):
+    item["state"], item["closed_at"] = "closed", f"{when}T00:00:00Z"
+    return issue_event("closed", 0, actor, f"{when}T00:00:00Z", commit_id=commit)
+
+
+def record(fake: FakeGitHub, landing_sha: str) -> None:
+    repo = fake.repo(SLUG)
+    t = repo.threads
+    # 10: the maintainer's merge in 2024 makes them a prior merger for everything after
+    t[10] = say(10, "synthetic", "2024-11-20", MAINTAINER, pull=True)
+    merged_10 = issue_event("merged", 1, MAINTAINER, "2024-12-01T00:00:00Z", commit_id="a" * 40)
+    repo.timelines[10] = [merged_10]
+    # 11: the pull request whose merge made method one's landing commit
+    t[11] = say(11, "synthetic", "2025-02-20", MAINTAINER, pull=True)
+    repo.timelines[11] = [
+        issue_event("merged", 2, MAINTAINER, "2025-03-01T12:00:00Z", commit_id=landing_sha)
+    ]
+    # 1: asks for method one by link; the maintainer replies; closed by a commit: merged
+    t[1] = say(1, "Please support https://arxiv.org/abs/9999.00001v2", "2025-02-01", "alice")
+    repo.timelines[1] = [
+        comment(101, MAINTAINER, "2025-02-02T00:00:00Z"),
+        closed(t[1], "2025-03-01", MAINTAINER, commit=landing_sha),
+    ]
+    # 2: a pull request citing method two's id; only a bot answered; still open
+    t[2] = say(2, "Implements 9999.00002 as a loss", "2025-04-01", "bob", pull=True)
+    repo.timelines[2] = [comment(201, "synthetic-ci[bot]", "2025-04-01T01:00:00Z")]
+    # 3: cites method two by its full title; closed by a stale bot
+    t[3] = say(3, f"Add {TITLE_2.upper()}!", "2025-04-02", "carol")
+    repo.timelines[3] = [closed(t[3], "2025-06-01", "github-actions[bot]")]
+    # 4: closed by its own author
+    t[4] = say(4, "request: arxiv.org/pdf/9999.00001", "2025-04-03", "dave")
+    repo.timelines[4] = [closed(t[4], "2025-04-13", "dave")]
+    # 5: closed by the maintainer for no recorded reason; reviewed as declined
+    t[5] = say(5, "Could you add arxiv.org/abs/9999.00002?", "2025-04-04", "erin")
+    repo.timelines[5] = [
+        comment(501, MAINTAINER, "2025-04-05T00:00:00Z"),
+        closed(t[5], "2025-04-06", MAINTAINER),
+    ]
+    # 6: names the method only: not a proposal
+    t[6] = say(6, "Would adding SMO help here?", "2025-04-05", "frank")
+    # 7: an observed failure since the screen's start; 8 is older; 9 was rejected by review
+    t[7] = say(7, "Entropy collapses after step 100, rewards flat", "2025-03-03", "gina")
+    t[8] = say(8, "Entropy collapse at step 5", "2024-12-03", "hank")
+    t[9] = say(9, "Is entropy dropping expected?", "2025-03-04", "ivan")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("record")
+    warehouse = tmp / "record.duckdb"
+    history(tmp / "verl")
+    landing_sha = next(
+        c.hexsha for c in git.Repo(tmp / "verl").iter_commits() if c.message.strip() == "2025-03-01"
+    )
+    from pytest_httpserver import HTTPServer
+
+    server = HTTPServer()
+    server.start()
+    fake = FakeGitHub(server.url_for("/"))
+    server.expect_request(re.compile(r"/repos/.*")).respond_with_handler(fake)
+    record(fake, landing_sha)
+    con = duckdb.connect(str(warehouse))
+    try:
+        ensure_all_raw_tables(con)
+        with ingest_run(con, "arxiv", "synthetic papers") as run:
+            land_batch(
+                con,
+                run,
+                "arxiv",
+                "papers",
+                [
+                    paper("9999.00001", "Synthetic method one", "2025-01-10", **SYNTHETIC),
+                    paper("9999.00002", TITLE_2, "2025-02-15", **SYNTHETIC),
+                ],
+            )
+        frameworks.ingest(con, "verl", str(tmp / "verl"))
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("GITHUB_API_URL", server.url_for("/"))
+            github.ingest_threads(con, github.Client("synthetic"), "verl", SLUG)
+    finally:
+        con.close()
+        server.stop()
+    catalog = (
+        "method_id,name,family,source_arxiv_id,first_public_date,origin\n"
+        "synthetic_m1,SMO one,other,9999.00001,,paper\n"
+        "synthetic_m2,Synthetic method two,other,9999.00002,,paper\n"
+    )
+    copy = seeds(tmp)
+    (copy / "seeds" / "method_catalog.csv").write_text(catalog)
+    done = subprocess.run(
+        dbt_command("build", project=copy),
+        capture_output=True,
+        text=True,
+        env={"TRACKER_WAREHOUSE": str(warehouse), "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    con = duckdb.connect(str(warehouse), read_only=True)
+    yield con, landing_sha
+    con.close()
+
+
+def test_proposals_have_their_outcome_from_the_record_or_the_review(built):
+    con, _ = built
+    rows = con.execute(
+        "select thread_number, kind, method_ids, outcome, outcome_source, days_open, "
+        "replied_by_others, prior_merger_replied, reviewer_concerns "
+        "from marts.proposals order by thread_number"
+    ).fetchall()
+    assert rows == [
+        (1, "issue", ["synthetic_m1"], "merged", "record", 28, True, True, []),
+        (2, "pull_request", ["synthetic_m2"], "open", "record", rows[1][5], False, False, []),
+        (3, "issue", ["synthetic_m2"], "stale_closed", "record", 60, False, False, []),
+        (4, "issue", ["synthetic_m1"], "withdrawn", "record", 10, False, False, []),
+        (5, "issue", ["synthetic_m2"], "declined", "review", 2, True, True,
+         ["demand", "maintenance"]),
+    ]  # fmt: skip
+    # 6 names the method only, and 10 and 11 cite nothing: not proposals
+
+
+def test_thread_paper_matches_keep_the_strongest_kind_and_name_only_apart(built):
+    con, _ = built
+    kinds = dict(
+        ((n, a), k)
+        for n, a, k in con.execute(
+            "select thread_number, arxiv_id, match_kind from intermediate.int_thread_paper_matches"
+        ).fetchall()
+    )
+    assert kinds[(1, "9999.00001")] == "arxiv_link"
+    assert kinds[(2, "9999.00002")] == "arxiv_id"
+    assert kinds[(3, "9999.00002")] == "full_title"
+    assert kinds[(6, "9999.00001")] == "name_only"
+
+
+def test_failure_reports_screen_recent_opening_posts_and_offer_settings_to_try(built):
+    con, _ = built
+    rows = con.execute(
+        "select thread_number, failure_code, found_by, is_confirmed, addressing_methods, "
+        "settings_to_try from marts.failure_reports"
+    ).fetchall()
+    field = "actor_rollout_ref.actor.policy_loss.loss_mode"
+    assert rows == [
+        (7, "entropy_collapse", "screen", False, ["synthetic_m1"], [f"{field}=synthetic_m1"])
+    ]  # 8 is from before the screen's start; 9 was rejected by review
+
+
+def test_a_landing_knows_its_pull_request_and_whether_a_prior_merger_opened_it(built):
+    con, landing_sha = built
+    row = con.execute(
+        "select first_landing_sha, landing_pull_request, landing_pull_request_author, "
+        "author_is_prior_merger from marts.method_frameworks where method_id = 'synthetic_m1'"
+    ).fetchone()
+    assert row == (landing_sha, 11, MAINTAINER, True)
+    mergers = con.execute(
+        "select merger_login, cast(first_merged_at as date)::varchar, merges "
+        "from intermediate.int_prior_mergers"
+    ).fetchall()
+    assert mergers == [(MAINTAINER, "2024-12-01", 2)]
+
+
+def test_no_thread_text_reaches_a_mart(built):
+    con, _ = built
+    texts = ["Please support", "Entropy collapses", "synthetic body", "Could you add"]
+    for (table,) in con.execute(
+        "select table_name from information_schema.tables where table_schema = 'marts'"
+    ).fetchall():
+        dump = str(con.execute(f"select * from marts.{table}").fetchall())
+        assert not [t for t in texts if t in dump], table
