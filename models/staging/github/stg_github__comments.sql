@@ -2,19 +2,9 @@
 -- discussions) and review comments on a pull request's diff. Facts only; the bodies stay in
 -- the local-only texts.
 
-with source as (
+with events as (
 
-    {{ latest_records(source('github', 'timelines')) }}
-
-),
-
-events as (
-
-    select
-        payload ->> 'framework' as framework,
-        cast(payload ->> 'number' as integer) as thread_number,
-        unnest(cast(payload -> 'events' as json [])) as event
-    from source
+    {{ timeline_events() }}
 
 )
 

@@ -2,19 +2,9 @@
 -- reopens (who, by which commit), labels added or removed, commits that referenced it, and
 -- cross-references from other threads. One row per event of the latest timeline landed.
 
-with source as (
+with events as (
 
-    {{ latest_records(source('github', 'timelines')) }}
-
-),
-
-events as (
-
-    select
-        payload ->> 'framework' as framework,
-        cast(payload ->> 'number' as integer) as thread_number,
-        unnest(cast(payload -> 'events' as json [])) as event
-    from source
+    {{ timeline_events() }}
 
 )
 

@@ -1,18 +1,8 @@
 -- Pull-request reviews: who reviewed, with what verdict, when.
 
-with source as (
+with events as (
 
-    {{ latest_records(source('github', 'timelines')) }}
-
-),
-
-events as (
-
-    select
-        payload ->> 'framework' as framework,
-        cast(payload ->> 'number' as integer) as thread_number,
-        unnest(cast(payload -> 'events' as json [])) as event
-    from source
+    {{ timeline_events() }}
 
 )
 
