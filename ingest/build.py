@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ingest import release, snapshot
+from ingest import release, report, site, snapshot
 from ingest.errors import TrackerError
 from ingest.warehouse import PROJECT_ROOT, connect, warehouse_path
 
@@ -42,6 +42,8 @@ def copy_project(folder: Path, seeds: dict[str, str]) -> Path:
 
 
 def build(snapshot_dir: Path, release_dir: Path) -> None:
+    """Land the snapshot, build, and write the release with the report and the site next to
+    it (``report/`` and ``site/`` in the release folder's parent)."""
     con = connect()
     try:
         for table, counts in snapshot.load(con, snapshot_dir).items():
@@ -52,10 +54,17 @@ def build(snapshot_dir: Path, release_dir: Path) -> None:
     con = connect(read_only=True)
     try:
         manifest = release.write(con, release_dir)
+        figures = report.write(con, release_dir.parent / "report")
+        pages = site.write(con, release_dir.parent / "site", release_dir)
     finally:
         con.close()
     rows = ", ".join(f"{name} {t['rows']}" for name, t in manifest["tables"].items())
     print(f"release written to {release_dir} ({rows} rows)", file=sys.stderr)
+    print(
+        f"report written to {release_dir.parent / 'report'} ({len(figures)} files); site "
+        f"written to {release_dir.parent / 'site'} ({pages} pages, open index.html)",
+        file=sys.stderr,
+    )
     print(pool_summary(), file=sys.stderr)
 
 

@@ -16,11 +16,13 @@ from ingest import (
     github,
     method_card,
     release,
+    report,
+    site,
     snapshot,
 )
 from ingest.errors import TrackerError
 from ingest.landing import ensure_all_raw_tables, held_back, ingest_run, land_batch
-from ingest.warehouse import connect, warehouse_path
+from ingest.warehouse import PROJECT_ROOT, connect, warehouse_path
 
 
 def _print_table(headers: list[str], rows: list[tuple]) -> None:
@@ -52,6 +54,17 @@ def cmd_release(args: argparse.Namespace) -> None:
     for table in manifest["tables"].values():
         print(f"{args.out / table['files']['parquet']['path']}: {table['rows']} rows")
     print(f"{args.out / 'manifest.json'} (snapshot date {manifest['snapshot_date']})")
+
+
+def cmd_report(args: argparse.Namespace) -> None:
+    files = report.write(connect(read_only=True), args.out)
+    print(f"{len(files)} files written to {args.out} (figures as PNG and SVG, tables as CSV and "
+          "Markdown; README.md lists them)")  # fmt: skip
+
+
+def cmd_site(args: argparse.Namespace) -> None:
+    pages = site.write(connect(read_only=True), args.out, args.release)
+    print(f"{pages} pages written to {args.out}; open {args.out / 'index.html'} in a browser")
 
 
 def cmd_download(args: argparse.Namespace) -> None:
@@ -297,6 +310,16 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("release", help="write every mart as Parquet and CSV with a manifest")
     c.add_argument("--out", type=Path, default=release.RELEASE_DIR)
     c.set_defaults(func=cmd_release)
+
+    c = sub.add_parser("report", help="the study's figures and tables, from the marts")
+    c.add_argument("--out", type=Path, default=PROJECT_ROOT / "report")
+    c.set_defaults(func=cmd_report)
+
+    c = sub.add_parser("site", help="a static website of the marts (works offline from disk)")
+    c.add_argument("--out", type=Path, default=PROJECT_ROOT / "site")
+    c.add_argument("--release", type=Path, default=release.RELEASE_DIR,
+                   help="the release folder the site links to")  # fmt: skip
+    c.set_defaults(func=cmd_site)
 
     c = sub.add_parser("download", help="verify a release and install it as a DuckDB file")
     c.add_argument("source", help="release folder, URL of its manifest.json, or .zip/.tar.gz")

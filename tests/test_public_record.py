@@ -218,3 +218,20 @@ def test_no_thread_text_reaches_a_mart(built):
     ).fetchall():
         dump = str(con.execute(f"select * from marts.{table}").fetchall())
         assert not [t for t in texts if t in dump], table
+
+
+def test_the_report_and_site_show_proposals_and_failure_reports(built, tmp_path):
+    from ingest import report, site
+
+    con, _ = built
+    report.write(con, tmp_path / "report")
+    proposals = (tmp_path / "report" / "proposals.csv").read_text().splitlines()
+    assert len(proposals) == 1 + 5 and proposals[1].startswith("verl,1,issue,synthetic_m1,merged")
+    site.write(con, tmp_path / "site")
+    method = (tmp_path / "site" / "methods" / "synthetic_m1.html").read_text()
+    assert "https://github.com/verl-project/verl/issues/1'>#1</a>" in method
+    assert "<td>merged</td>" in method and "<td>withdrawn</td>" in method
+    assert "<code>actor_rollout_ref.actor.policy_loss.loss_mode=synthetic_m1</code>" in method
+    assert "No release was written for this site" in (tmp_path / "site" / "index.html").read_text()
+    framework = (tmp_path / "site" / "frameworks" / "verl.html").read_text()
+    assert "<td>stale_closed</td><td>1</td>" in framework

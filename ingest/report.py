@@ -1,0 +1,292 @@
+"""`tracker report`: the study's figures and tables, regenerated from the marts only.
+
+Everything here reads `marts.*`, the tables the release ships, so a report made from a
+downloaded release equals one made from a build. Figures are written as PNG and SVG with
+matplotlib's Agg backend, fixed sizes, a fixed SVG hash salt and no dates in their metadata, so
+the same marts give byte-identical files. A figure or table whose mart has no rows yet says so
+in words (and what fills it) instead of drawing nothing or inventing data.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import matplotlib
+import polars as pl
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+matplotlib.rcParams.update(
+    {
+        "svg.hashsalt": "framework-inclusion-tracker",
+        "svg.fonttype": "none",  # text stays text: searchable, smaller
+        "font.family": "DejaVu Sans",
+        "font.size": 9,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+    }
+)
+
+# one colour per framework, in the seed's order, the same in every figure
+COLOURS = ["#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb"]
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    title: str
+    sql: str
+    empty: str = "No rows yet."
+    pivot: tuple[str, str, str] | None = None  # (index, columns, values) for a wide table
+    transpose: bool = False  # one row of figures shown as (figure, value) rows
+
+
+def frameworks(con: duckdb.DuckDBPyConnection) -> list[str]:
+    return [
+        r[0] for r in con.execute("select framework from marts.frameworks order by 1").fetchall()
+    ]
+
+
+def _message(ax, text: str) -> None:
+    ax.axis("off")
+    ax.text(0.5, 0.5, text, ha="center", va="center", wrap=True, fontsize=10)
+
+
+def _quarter(column: str) -> str:
+    return f"year({column}) || 'Q' || quarter({column})"
+
+
+def figure_cohorts(con) -> plt.Figure:
+    """Quarterly cohorts of general methods against those included within 180 days; first
+    landings of catalog methods by landing quarter."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
+    cohorts = con.execute(
+        "select quarter, general_methods, included_within_180_days from marts.cohorts "
+        "where general_methods > 0 order by quarter"
+    ).fetchall()
+    if cohorts:
+        quarters = [q for q, _, _ in cohorts]
+        x = range(len(quarters))
+        left.bar(x, [g for _, g, _ in cohorts], color="#bbbbbb", label="general methods")
+        left.bar(x, [i for _, _, i in cohorts], color="#4477aa", label="included within 180 days")
+        left.set_xticks(list(x), quarters)
+        left.set_ylabel("papers")
+        left.legend(frameon=False)
+        left.set_title("Quarterly cohorts of general methods", loc="left")
+    else:
+        _message(
+            left,
+            "No labelled general methods in the pool yet.\n"
+            "A live `tracker ingest arxiv` fills the pool;\n"
+            "reviewed labels in seeds/paper_labels.csv count.",
+        )
+    landings = con.execute(
+        f"select {_quarter('first_landing_date')} as q, count(*) from marts.methods "
+        "where first_landing_date >= (select window_from from marts.inclusion_summary) "
+        "group by q order by q"
+    ).fetchall()
+    if landings:
+        right.bar([q for q, _ in landings], [n for _, n in landings], color="#228833")
+        right.set_ylabel("catalog methods")
+        right.set_title("First landings of catalog methods by quarter", loc="left")
+        right.tick_params(axis="x", rotation=45)
+    else:
+        _message(right, "No catalog method first landed in the window yet.")
+    fig.tight_layout()
+    return fig
+
+
+def figure_lags(con) -> plt.Figure:
+    """Days from first public version to first main-branch landing, per method and framework,
+    for methods first public in the window; upper-bound landing dates are hollow."""
+    names = frameworks(con)
+    rows = con.execute(
+        "select m.method_id, m.first_public_date, f.framework, f.lag_days, f.date_is_upper_bound "
+        "from marts.methods as m join marts.method_frameworks as f using (method_id) "
+        "where f.lag_days is not null "
+        "and m.first_public_date >= (select window_from from marts.inclusion_summary) "
+        "order by m.first_public_date, m.method_id, f.framework"
+    ).fetchall()
+    methods = list(dict.fromkeys(r[0] for r in rows))
+    fig, ax = plt.subplots(figsize=(8, max(3.0, 0.22 * len(methods) + 1.2)))
+    if not rows:
+        _message(ax, "No method first public in the window has a verified date and a landing.")
+        return fig
+    for i, name in enumerate(names):
+        for bound in (False, True):
+            points = [(r[3], methods.index(r[0])) for r in rows if r[2] == name and r[4] == bound]
+            if points:
+                ax.scatter(
+                    [p[0] for p in points],
+                    [p[1] for p in points],
+                    s=22,
+                    facecolors="none" if bound else COLOURS[i % len(COLOURS)],
+                    edgecolors=COLOURS[i % len(COLOURS)],
+                    label=name if not bound else None,
+                )
+    ax.scatter([], [], s=22, facecolors="none", edgecolors="black", label="date is an upper bound")
+    ax.set_yticks(range(len(methods)), methods)
+    ax.invert_yaxis()
+    ax.set_xlabel("days from first public version to first main-branch landing")
+    ax.axvline(0, color="#999999", linewidth=0.6)
+    ax.legend(frameon=False, fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def figure_families(con) -> plt.Figure:
+    """Catalog methods per family: included by at least one framework, or by none."""
+    rows = con.execute(
+        "select family, count(*) filter (where frameworks_count > 0), "
+        "count(*) filter (where frameworks_count = 0) from marts.methods "
+        "group by family order by 2 desc, family"
+    ).fetchall()
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    if not rows:
+        _message(ax, "The method catalog is empty.")
+        return fig
+    families = [r[0] for r in rows]
+    ax.barh(families, [r[1] for r in rows], color="#4477aa", label="included somewhere")
+    ax.barh(families, [r[2] for r in rows], left=[r[1] for r in rows], color="#bbbbbb",
+            label="in no framework")  # fmt: skip
+    ax.invert_yaxis()
+    ax.set_xlabel("catalog methods")
+    ax.legend(frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def figure_coded_properties(con) -> plt.Figure:
+    """Included against not-included papers on coded properties, where the seeds provide them.
+    The reviewed labels hold no coded properties yet, and the figure says so."""
+    fig, ax = plt.subplots(figsize=(7, 2.4))
+    labelled = con.execute(
+        "select count(*) from marts.papers where label = 'general_method'"
+    ).fetchall()[0][0]
+    _message(
+        ax,
+        f"{labelled} reviewed general methods in the pool; the seeds hold no coded properties\n"
+        "(policy size, loss change, code release) yet, so there is nothing to compare.",
+    )
+    return fig
+
+
+FIGURES: dict[str, Callable[[duckdb.DuckDBPyConnection], plt.Figure]] = {
+    "cohorts": figure_cohorts,
+    "lags": figure_lags,
+    "families": figure_families,
+    "coded_properties": figure_coded_properties,
+}
+
+TABLES = [
+    Table(
+        "options_in_3_or_more_frameworks",
+        "Option names per framework for methods in three or more frameworks",
+        "select m.method_id, e.framework, e.fragment "
+        "|| case when e.present_at_snapshot then '' else ' (removed)' end as fragment "
+        "from marts.methods as m join marts.option_equivalents as e using (method_id) "
+        "where m.frameworks_count >= 3 order by m.frameworks_count desc, m.method_id",
+        pivot=("method_id", "framework", "fragment"),
+    ),
+    Table(
+        "method_catalog",
+        "The method catalog: first public date, first landing and where it is offered",
+        "select method_id, name, family, source_arxiv_id, first_public_date, "
+        "case when lag_is_upper_bound then '<= ' else '' end "
+        "|| strftime(first_landing_date, '%Y-%m-%d') as first_landing, "
+        "first_landing_framework, lag_days, frameworks as included_by "
+        "from marts.methods order by family, method_id",
+    ),
+    Table(
+        "defaults_per_framework",
+        "Defaults and conditional defaults per framework (at each framework's snapshot)",
+        "select f.framework, f.method_id, f.tier, e.fragment, coalesce(f.condition, '') "
+        "as condition from marts.method_frameworks as f "
+        "join marts.option_equivalents as e using (method_id, framework) "
+        "where f.tier in ('default', 'conditional_default') and f.present_at_snapshot "
+        "order by f.framework, f.tier, f.method_id",
+    ),
+    Table(
+        "proposals",
+        "Proposals of general methods and their outcomes",
+        "select framework, thread_number, kind, array_to_string(method_ids, ', ') as methods, "
+        "outcome, outcome_source, days_open, prior_merger_replied, html_url "
+        "from marts.proposals order by framework, thread_number",
+        empty="No proposals yet: they come from a live `tracker ingest github` (thread texts "
+        "are never bundled).",
+    ),
+    Table(
+        "headline_figures",
+        "Headline figures (inclusion_summary)",
+        "select * from marts.inclusion_summary",
+        transpose=True,
+    ),
+]
+
+
+def save(fig: plt.Figure, base: Path) -> list[Path]:
+    """PNG and SVG of a figure, free of dates and versions so equal marts give equal bytes."""
+    png, svg = base.with_suffix(".png"), base.with_suffix(".svg")
+    fig.savefig(png, dpi=150, metadata={"Software": None})
+    fig.savefig(svg, metadata={"Date": None, "Creator": None})
+    plt.close(fig)
+    return [png, svg]
+
+
+def table_frame(con, table: Table) -> pl.DataFrame:
+    frame = con.sql(table.sql).pl()
+    if table.pivot and frame.height:
+        index, columns, values = table.pivot
+        order = [f for f in frameworks(con) if f in set(frame[columns])]
+        frame = frame.pivot(on=columns, index=index, values=values).select(index, *order)
+        frame = frame.fill_null("")
+    if table.transpose:
+        values = frame.row(0) if frame.height else [None] * frame.width
+        frame = pl.DataFrame(
+            {"figure": frame.columns, "value": [_text(v) for v in values]},
+            schema={"figure": pl.String, "value": pl.String},
+        )
+    return frame
+
+
+def _text(value) -> str | None:
+    """A figure as text: empty stays empty (null), true and false as in the release's CSV."""
+    if value is None:
+        return None
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def markdown(frame: pl.DataFrame, title: str, empty: str) -> str:
+    lines = [f"# {title}", ""]
+    if not frame.height:
+        return "\n".join([*lines, empty, ""])
+    cell = lambda v: "" if v is None else str(v).replace("|", "\\|")  # noqa: E731
+    lines.append("| " + " | ".join(frame.columns) + " |")
+    lines.append("| " + " | ".join("---" for _ in frame.columns) + " |")
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.iter_rows()]
+    return "\n".join(lines) + "\n"
+
+
+def write_figures(con: duckdb.DuckDBPyConnection, out: Path) -> list[Path]:
+    """Every figure as PNG and SVG in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    return [path for name, draw in FIGURES.items() for path in save(draw(con), out / name)]
+
+
+def write(con: duckdb.DuckDBPyConnection, out: Path) -> list[Path]:
+    """Write every figure (PNG, SVG) and table (CSV, Markdown) into ``out``; return the
+    files written."""
+    written = write_figures(con, out)
+    for table in TABLES:
+        frame = table_frame(con, table)
+        frame.write_csv(out / f"{table.name}.csv")
+        (out / f"{table.name}.md").write_text(markdown(frame, table.title, table.empty))
+        written += [out / f"{table.name}.csv", out / f"{table.name}.md"]
+    index = ["# Report", "", "Regenerated from the marts by `tracker report`.", ""]
+    index += [f"- ![{n}]({n}.svg) `{n}.png`, `{n}.svg`: {FIGURES[n].__doc__.split('.')[0]}"
+              for n in FIGURES]  # fmt: skip
+    index += [f"- [{t.title}]({t.name}.md) (`{t.name}.csv`)" for t in TABLES]
+    (out / "README.md").write_text("\n".join(index) + "\n")
+    return [*written, out / "README.md"]
