@@ -7,27 +7,14 @@ release ships, so the terminal and the downloads never disagree.
 
 import duckdb
 
-from ingest.errors import TrackerError
+from ingest.warehouse import require_marts
 
 MARTS = ("methods", "method_frameworks", "option_equivalents")
 
 
 def find(con: duckdb.DuckDBPyConnection, query: str) -> list[tuple]:
     """Methods whose id or arXiv id is the query, else whose id or name contains it."""
-    missing = [
-        t
-        for t in MARTS
-        if not con.execute(
-            "select count(*) from information_schema.tables "
-            "where table_schema = 'marts' and table_name = ?",
-            [t],
-        ).fetchone()[0]
-    ]
-    if missing:
-        raise TrackerError(
-            f"the warehouse has no marts.{missing[0]}: run `tracker build` first "
-            "(or `tracker download` a release and point TRACKER_WAREHOUSE at it)"
-        )
+    require_marts(con, MARTS)
     wanted = query.strip().lower().removeprefix("arxiv:")
     exact = con.execute(
         "select method_id, name from marts.methods "

@@ -15,6 +15,8 @@ import duckdb
 import matplotlib
 import polars as pl
 
+from ingest.warehouse import require_marts
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
@@ -269,8 +271,25 @@ def markdown(frame: pl.DataFrame, title: str, empty: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+# the marts the report and the site read
+MARTS = (
+    "frameworks",
+    "methods",
+    "method_frameworks",
+    "option_equivalents",
+    "cohorts",
+    "papers",
+    "inclusion_summary",
+    "proposals",
+    "failure_reports",
+    "contribution_rules",
+    "model_report_methods",
+)
+
+
 def write_figures(con: duckdb.DuckDBPyConnection, out: Path) -> list[Path]:
     """Every figure as PNG and SVG in ``out``."""
+    require_marts(con, MARTS)
     out.mkdir(parents=True, exist_ok=True)
     return [path for name, draw in FIGURES.items() for path in save(draw(con), out / name)]
 

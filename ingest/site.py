@@ -18,6 +18,7 @@ from pathlib import Path
 import duckdb
 
 from ingest import report
+from ingest.warehouse import require_marts
 
 STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 110rem;
@@ -337,6 +338,7 @@ def framework_index(con) -> str:
 def write(con: duckdb.DuckDBPyConnection, out: Path, release: Path | None = None) -> int:
     """Write the site into ``out`` (figures drawn afresh from the marts); return the number
     of pages."""
+    require_marts(con, report.MARTS)
     if out.exists():
         shutil.rmtree(out)
     for folder in ("methods", "frameworks", "figures"):

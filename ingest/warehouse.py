@@ -42,3 +42,19 @@ def connect(read_only: bool = False, path: Path | None = None) -> duckdb.DuckDBP
             f"the warehouse {path} is in use by {who} (DuckDB allows one writer). "
             "Wait for it to finish, or point TRACKER_WAREHOUSE at another file."
         ) from None
+
+
+def require_marts(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> None:
+    """Stop with what to do when the warehouse lacks a mart that a command reads."""
+    present = {
+        name
+        for (name,) in con.execute(
+            "select table_name from information_schema.tables where table_schema = 'marts'"
+        ).fetchall()
+    }
+    missing = [n for n in names if n not in present]
+    if missing:
+        raise TrackerError(
+            f"the warehouse has no marts.{missing[0]}: run `tracker build` first "
+            "(or `tracker download` a release and point TRACKER_WAREHOUSE at it)"
+        )

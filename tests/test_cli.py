@@ -1,5 +1,7 @@
 """The `tracker` command as a user meets it: ingest, see what was held back, and why."""
 
+import duckdb
+
 from tests.conftest import tracker
 
 CSV = """arxiv_id,title,authors,first_version_date,primary_category,categories,source_url,confidence
@@ -39,3 +41,19 @@ def test_a_csv_without_the_expected_columns_is_refused(warehouse, tmp_path):
     result = tracker("ingest", "arxiv-metadata", str(path))
     assert result.returncode == 2
     assert "lacks the columns arxiv_id, authors, categories" in result.stderr
+
+
+def test_report_and_site_commands_write_from_the_marts_or_say_to_build(built, tmp_path):
+    warehouse, release = built
+    env = {"TRACKER_WAREHOUSE": str(warehouse), "PATH": "/usr/bin:/bin"}
+    made = tracker("report", "--out", str(tmp_path / "r"), env=env)
+    assert made.returncode == 0, made.stderr
+    assert "19 files written" in made.stdout and (tmp_path / "r" / "lags.svg").exists()
+    site = tracker("site", "--out", str(tmp_path / "s"), "--release", str(release), env=env)
+    assert site.returncode == 0, site.stderr
+    assert (tmp_path / "s" / "methods" / "gspo.html").exists()
+    empty = tmp_path / "empty.duckdb"
+    duckdb.connect(str(empty)).close()  # a warehouse never built
+    refused = tracker("report", env={**env, "TRACKER_WAREHOUSE": str(empty)})
+    assert refused.returncode != 0 and "run `tracker build` first" in refused.stderr
+    assert "Traceback" not in refused.stderr
