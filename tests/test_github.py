@@ -357,3 +357,28 @@ def test_staging_has_typed_threads_comments_and_reviews(hub, warehouse):
     assert comments == [(n, "comment", "synthetic-helper") for n in (1, 2, 3)]
     assert reviews == [(3, "synthetic-maintainer", "approved")]
     assert events == [(3, "merged", "synthetic-maintainer", f"{3:040x}")]
+
+
+def test_the_command_ingests_each_framework_and_names_the_one_that_failed(hub, warehouse):
+    from tests.conftest import tracker
+
+    record(hub, threads=3)
+    env = {
+        "TRACKER_WAREHOUSE": str(warehouse),
+        "GITHUB_TOKEN": SECRET,
+        "GITHUB_API_URL": hub.base,
+        "GITHUB_GRAPHQL_URL": f"{hub.base}/graphql",
+        "PATH": "/usr/bin:/bin",
+    }
+    done = tracker("ingest", "github", "--framework", "TRL", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "framework: TRL  threads: 3  timelines: 3" in done.stdout
+    assert "discussions: 0" in done.stdout
+    assert SECRET not in done.stdout + done.stderr
+    hub.trouble["issues"] = [Response(json.dumps({"message": "Bad credentials"}), status=401)]
+    failed = tracker("ingest", "github", "--framework", "TRL", env=env)
+    assert failed.returncode != 0
+    assert "TRL: GitHub refused" in failed.stderr and "not ingested: TRL" in failed.stderr
+    assert "Traceback" not in failed.stderr
+    missing = tracker("ingest", "github", env={**env, "GITHUB_TOKEN": ""})
+    assert missing.returncode != 0 and "set GITHUB_TOKEN" in missing.stderr
