@@ -54,14 +54,15 @@ def build(snapshot_dir: Path, release_dir: Path) -> None:
     con = connect(read_only=True)
     try:
         manifest = release.write(con, release_dir)
-        figures = report.write(con, release_dir.parent / "report")
-        pages = site.write(con, release_dir.parent / "site", release_dir)
+        report_dir = release_dir.parent / "report"
+        files = report.write(con, report_dir)
+        pages = site.write(con, release_dir.parent / "site", release_dir, report_dir)
     finally:
         con.close()
     rows = ", ".join(f"{name} {t['rows']}" for name, t in manifest["tables"].items())
     print(f"release written to {release_dir} ({rows} rows)", file=sys.stderr)
     print(
-        f"report written to {release_dir.parent / 'report'} ({len(figures)} files); site "
+        f"report written to {report_dir} ({len(files)} files); site "
         f"written to {release_dir.parent / 'site'} ({pages} pages, open index.html)",
         file=sys.stderr,
     )

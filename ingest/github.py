@@ -256,15 +256,13 @@ def ingest_threads(
     change already landed, so a run resumes where the previous one stopped), each with its
     timeline."""
     ensure_all_raw_tables(con)
-    landed = {
-        json.loads(p)["number"]: json.loads(p)["updated_at"]
-        for _, p in latest_payloads(
-            con,
-            "github__threads",
-            "where payload ->> 'framework' = ? and payload ->> 'kind' <> 'discussion'",
-            [framework],
-        )
-    }
+    payloads = latest_payloads(
+        con,
+        "github__threads",
+        "where payload ->> 'framework' = ? and payload ->> 'kind' <> 'discussion'",
+        [framework],
+    )
+    landed = {t["number"]: t["updated_at"] for t in (json.loads(p) for _, p in payloads)}
     if since is None and landed:
         since = max(_when(u) for u in landed.values())
     params = {"state": "all", "sort": "updated", "direction": "asc", "per_page": PER_PAGE}

@@ -287,6 +287,11 @@ MARTS = (
 )
 
 
+def caption(name: str) -> str:
+    """A figure's caption: the first sentence of its drawing function's docstring."""
+    return " ".join(FIGURES[name].__doc__.split()).split(". ")[0].rstrip(".")
+
+
 def write_figures(con: duckdb.DuckDBPyConnection, out: Path) -> list[Path]:
     """Every figure as PNG and SVG in ``out``."""
     require_marts(con, MARTS)
@@ -304,8 +309,7 @@ def write(con: duckdb.DuckDBPyConnection, out: Path) -> list[Path]:
         (out / f"{table.name}.md").write_text(markdown(frame, table.title, table.empty))
         written += [out / f"{table.name}.csv", out / f"{table.name}.md"]
     index = ["# Report", "", "Regenerated from the marts by `tracker report`.", ""]
-    index += [f"- ![{n}]({n}.svg) `{n}.png`, `{n}.svg`: {FIGURES[n].__doc__.split('.')[0]}"
-              for n in FIGURES]  # fmt: skip
+    index += [f"- ![{n}]({n}.svg) `{n}.png`, `{n}.svg`: {caption(n)}" for n in FIGURES]
     index += [f"- [{t.title}]({t.name}.md) (`{t.name}.csv`)" for t in TABLES]
     (out / "README.md").write_text("\n".join(index) + "\n")
     return [*written, out / "README.md"]

@@ -128,8 +128,8 @@ def home(con, release: Path | None, site: Path) -> str:
     )
     figures = "".join(
         f"<figure><img src='figures/{n}.svg' alt='{escape(n)}'><figcaption>"
-        f"{escape(draw.__doc__.split(chr(10))[0])}</figcaption></figure>"
-        for n, draw in report.FIGURES.items()
+        f"{escape(report.caption(n))}</figcaption></figure>"
+        for n in report.FIGURES
     )
     body = (
         f"<h2>Methods</h2>{headline}<h2>The pool (inclusion_summary)</h2>{note}{pool}"
@@ -335,15 +335,24 @@ def framework_index(con) -> str:
     return page("Frameworks", listed, depth=1)
 
 
-def write(con: duckdb.DuckDBPyConnection, out: Path, release: Path | None = None) -> int:
-    """Write the site into ``out`` (figures drawn afresh from the marts); return the number
-    of pages."""
+def write(
+    con: duckdb.DuckDBPyConnection,
+    out: Path,
+    release: Path | None = None,
+    figures: Path | None = None,
+) -> int:
+    """Write the site into ``out``, with the SVG figures of the report in ``figures`` (drawn
+    afresh from the marts when no report is given); return the number of pages."""
     require_marts(con, report.MARTS)
     if out.exists():
         shutil.rmtree(out)
     for folder in ("methods", "frameworks", "figures"):
         (out / folder).mkdir(parents=True)
-    report.write_figures(con, out / "figures")
+    if figures:
+        for name in report.FIGURES:
+            shutil.copy(figures / f"{name}.svg", out / "figures" / f"{name}.svg")
+    else:
+        report.write_figures(con, out / "figures")
     (out / "style.css").write_text(STYLE.lstrip())
     (out / "filter.js").write_text(FILTER.lstrip())
     pages = {

@@ -11,6 +11,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from urllib.parse import urlencode
 
 from werkzeug import Request, Response
@@ -30,8 +31,6 @@ class Repo:
 
 def stamp(day: int, second: int = 0) -> str:
     """An ISO time ``day`` days after 2025-01-01 (synthetic record dates)."""
-    from datetime import datetime, timedelta
-
     moment = datetime(2025, 1, 1) + timedelta(days=day, seconds=second)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 

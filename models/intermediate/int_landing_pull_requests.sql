@@ -47,13 +47,8 @@ select
     t.created_at as pull_request_created_at,
     merger.actor_login as merged_by_login,
     case
-        when t.author_login is not null then exists (
-            select 1 from {{ ref('int_prior_mergers') }} as p
-            where
-                p.framework = f.framework
-                and p.merger_login = t.author_login
-                and p.first_merged_at < t.created_at
-        )
+        when t.author_login is not null
+            then {{ is_prior_merger('f.framework', 't.author_login', 't.created_at') }}
     end as author_is_prior_merger
 from found as f
 inner join {{ ref('framework_repositories') }} as r on f.framework = r.framework

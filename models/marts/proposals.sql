@@ -96,12 +96,6 @@ closes as (
 
 ),
 
-mergers as (
-
-    select * from {{ ref('int_prior_mergers') }}
-
-),
-
 -- replies from someone other than the proposer: comments and reviews
 replies as (
 
@@ -119,18 +113,14 @@ answered as (
         t.framework,
         t.thread_number,
         bool_or(r.login not like '%[bot]') as replied_by_others,
-        bool_or(m.merger_login is not null) as prior_merger_replied
+        bool_or({{ is_prior_merger('t.framework', 'r.login', 't.created_at') }})
+            as prior_merger_replied
     from threads as t
     inner join replies as r
         on
             t.framework = r.framework
             and t.thread_number = r.thread_number
             and r.login <> t.author_login
-    left join mergers as m
-        on
-            r.framework = m.framework
-            and r.login = m.merger_login
-            and m.first_merged_at < t.created_at
     group by t.framework, t.thread_number
 
 ),
@@ -188,13 +178,8 @@ select
         else 'unreviewed'
     end as outcome_source,
     date_diff('day', o.created_at, coalesce(o.merged_at, o.closed_at, o.fetched_at)) as days_open,
-    exists (
-        select 1 from mergers as m
-        where
-            m.framework = o.framework
-            and m.merger_login = o.author_login
-            and m.first_merged_at < o.created_at
-    ) as author_is_prior_merger,
+    {{ is_prior_merger('o.framework', 'o.author_login', 'o.created_at') }}
+        as author_is_prior_merger,
     coalesce(a.replied_by_others, false) as replied_by_others,
     coalesce(a.prior_merger_replied, false) as prior_merger_replied,
     coalesce(k.reviewer_concerns, []) as reviewer_concerns
