@@ -1,10 +1,14 @@
 """`tracker`, the one entry point: a failure a user can act on is a message and an exit code."""
 
 import argparse
+import errno
+import logging
 import os
 import sys
 from datetime import UTC, date, datetime
 from pathlib import Path
+
+import duckdb
 
 from ingest import (
     __version__,
@@ -15,6 +19,7 @@ from ingest import (
     frameworks,
     github,
     method_card,
+    processes,
     release,
     report,
     site,
@@ -22,7 +27,7 @@ from ingest import (
 )
 from ingest.errors import TrackerError
 from ingest.landing import ensure_all_raw_tables, held_back, ingest_run, land_batch
-from ingest.warehouse import PROJECT_ROOT, connect, warehouse_path
+from ingest.warehouse import PROJECT_ROOT, connect, warehouse_path, writer
 
 
 def _print_table(headers: list[str], rows: list[tuple]) -> None:
@@ -33,7 +38,7 @@ def _print_table(headers: list[str], rows: list[tuple]) -> None:
 
 
 def cmd_build(args: argparse.Namespace) -> None:
-    build.build(args.snapshot, args.release)
+    build.build(args.snapshot, args.release, args.allow_shrink)
 
 
 def cmd_snapshot_export(args: argparse.Namespace) -> None:
@@ -44,13 +49,13 @@ def cmd_snapshot_export(args: argparse.Namespace) -> None:
 
 
 def cmd_snapshot_load(args: argparse.Namespace) -> None:
-    con = connect()
-    for table, counts in snapshot.load(con, args.snapshot).items():
-        print(f"raw.{table}: {counts}")
+    with writer("snapshot load") as con:
+        for table, counts in snapshot.load(con, args.snapshot).items():
+            print(f"raw.{table}: {counts}")
 
 
 def cmd_release(args: argparse.Namespace) -> None:
-    manifest = release.write(connect(read_only=True), args.out)
+    manifest = release.write(connect(read_only=True), args.out, args.allow_shrink)
     for table in manifest["tables"].values():
         print(f"{args.out / table['files']['parquet']['path']}: {table['rows']} rows")
     print(f"{args.out / 'manifest.json'} (snapshot date {manifest['snapshot_date']})")
@@ -68,7 +73,7 @@ def cmd_site(args: argparse.Namespace) -> None:
 
 
 def cmd_download(args: argparse.Namespace) -> None:
-    manifest = download.download(args.source, args.into)
+    manifest = download.download(args.source, args.into, args.replace)
     tables = ", ".join(f"{n} ({t['rows']} rows)" for n, t in manifest["tables"].items())
     print(f"verified and installed into {args.into}: {tables}")
     print(f"query it with: duckdb {args.into}")
@@ -116,24 +121,25 @@ def cmd_review(args: argparse.Namespace) -> None:
 
 
 def cmd_ingest_arxiv_metadata(args: argparse.Namespace) -> None:
-    con = connect()
-    ensure_all_raw_tables(con)
     source, entity = arxiv_metadata.SOURCE, arxiv_metadata.ENTITY
-    with ingest_run(con, source, f"ingest arxiv-metadata {args.csv.name}") as run:
-        counts = land_batch(con, run, source, entity, arxiv_metadata.read_csv(args.csv))
-    print(f"raw.{source}__{entity}: {counts}")
-    for _, key, expectation, detail in held_back(con, run.run_id):
-        print(f"  held back {key or '(no key)'}: {expectation}: {detail}")
+    records = list(arxiv_metadata.read_csv(args.csv))  # a bad file stops before any work
+    with writer("ingest arxiv-metadata") as con:
+        ensure_all_raw_tables(con)
+        with ingest_run(con, source, f"ingest arxiv-metadata {args.csv.name}") as run:
+            counts = land_batch(con, run, source, entity, records)
+        print(f"raw.{source}__{entity}: {counts}")
+        for _, key, expectation, detail in held_back(con, run.run_id):
+            print(f"  held back {key or '(no key)'}: {expectation}: {detail}")
 
 
 def cmd_ingest_arxiv(args: argparse.Namespace) -> None:
     if args.page_size < 1 or args.pause < 0:
         raise TrackerError("--page-size must be at least 1 and --pause at least 0")
     client = arxiv.Client(pause=args.pause)
-    con = connect()
     if args.ids:
         ids = [i.strip() for i in args.ids.split(",") if i.strip()]
-        found = arxiv.ingest_ids(con, client, ids)
+        with writer("ingest arxiv --ids") as con:
+            found = arxiv.ingest_ids(con, client, ids)
         print(f"landed {len(found['landed'])} of {len(ids)} papers")
         if found["unknown"]:
             print(f"arXiv does not know: {', '.join(found['unknown'])}")
@@ -141,10 +147,11 @@ def cmd_ingest_arxiv(args: argparse.Namespace) -> None:
     if args.to < args.from_:
         raise TrackerError(f"--to {args.to} is before --from {args.from_}")
     categories = tuple(c.strip() for c in args.categories.split(",") if c.strip())
-    if args.via == "oai":
-        got = arxiv.harvest(con, client, args.from_, args.to, categories)
-    else:
-        got = arxiv.ingest_window(con, client, args.from_, args.to, categories, args.page_size)
+    with writer("ingest arxiv") as con:
+        if args.via == "oai":
+            got = arxiv.harvest(con, client, args.from_, args.to, categories)
+        else:
+            got = arxiv.ingest_window(con, client, args.from_, args.to, categories, args.page_size)
     print(f"{got['papers']} papers landed over {got['windows']} windows ({args.from_}..{args.to})")
 
 
@@ -153,39 +160,62 @@ def cmd_ingest_github(args: argparse.Namespace) -> None:
     chosen = _chosen(args.framework)
     client = github.Client(github.token())
     since = datetime.combine(args.since, datetime.min.time(), UTC) if args.since else None
-    con = connect()
     failed = []
-    for name in chosen:
-        slug = known[name]["repository_url"].removeprefix("https://github.com/")
-        try:
-            got = github.ingest_threads(con, client, name, slug, since)
-            got |= github.ingest_discussions(con, client, name, slug)
-        except TrackerError as exc:
-            print(f"tracker: error: {name}: {exc}", file=sys.stderr)
-            failed.append(name)
-            continue
-        print("  ".join([f"framework: {name}", *(f"{k}: {v}" for k, v in got.items())]))
+    with writer("ingest github") as con:
+        for name in chosen:
+            slug = known[name]["repository_url"].removeprefix("https://github.com/")
+            try:
+                got = github.ingest_threads(con, client, name, slug, since)
+                got |= github.ingest_discussions(con, client, name, slug)
+            except TrackerError as exc:
+                print(f"tracker: error: {name}: {exc}", file=sys.stderr)
+                failed.append(name)
+                continue
+            print("  ".join([f"framework: {name}", *(f"{k}: {v}" for k, v in got.items())]))
     if failed:
         raise TrackerError(f"not ingested: {', '.join(failed)} (the others were landed)")
+
+
+def _repos(items: list[str]) -> dict[str, str]:
+    """``--repo NAME=PATH_OR_URL`` options, each name once and each with a path or URL."""
+    repos: dict[str, str] = {}
+    for item in items:
+        name, _, where = item.partition("=")
+        if not name or not where.strip():
+            raise TrackerError(
+                f"--repo {item!r}: give NAME=PATH_OR_URL, e.g. --repo verl=/data/verl.git"
+            )
+        if name in repos:
+            raise TrackerError(f"--repo names {name} twice ({repos[name]}, {where}): give one")
+        repos[name] = where.strip()
+    _chosen(list(repos))
+    return repos
 
 
 def cmd_ingest_frameworks(args: argparse.Namespace) -> None:
-    repos = dict(item.split("=", 1) for item in args.repo if "=" in item)
-    if len(repos) != len(args.repo):
-        raise TrackerError("--repo takes NAME=PATH_OR_URL, e.g. --repo verl=/data/verl.git")
+    if args.jobs < 1:
+        raise TrackerError("--jobs must be at least 1")
+    repos = _repos(args.repo)
     chosen = _chosen(args.framework)
-    _chosen(list(repos))
-    con = connect()
     failed = []
     sources = {name: repos.get(name) for name in chosen}
-    for name, summary in frameworks.ingest_all(con, sources, args.jobs):
-        if isinstance(summary, TrackerError):
-            print(f"tracker: error: {summary}", file=sys.stderr)
-            failed.append(name)
-        else:
-            print("  ".join(f"{k}: {v}" for k, v in summary.items()), flush=True)
+    with writer("ingest frameworks") as con:
+        for name, summary in frameworks.ingest_all(con, sources, args.jobs):
+            if isinstance(summary, TrackerError):
+                print(f"tracker: error: {summary}", file=sys.stderr)
+                failed.append(name)
+            else:
+                print("  ".join(f"{k}: {v}" for k, v in summary.items()), flush=True)
     if failed:
         raise TrackerError(f"not ingested: {', '.join(failed)} (the others were landed)")
+
+
+def _allow_shrink(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--allow-shrink",
+        action="store_true",
+        help="release even if a mart lost more than half the rows of the release it replaces",
+    )
 
 
 def _framework_option(command: argparse.ArgumentParser) -> None:
@@ -223,6 +253,7 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("build", help="land the bundled snapshot, run dbt build, write the release")
     c.add_argument("--snapshot", type=Path, default=snapshot.SNAPSHOT_DIR, help="snapshot folder")
     c.add_argument("--release", type=Path, default=release.RELEASE_DIR, help="release folder")
+    _allow_shrink(c)
     c.set_defaults(func=cmd_build)
 
     c = sub.add_parser("ingest", help="land records from a source into the raw schema")
@@ -309,6 +340,7 @@ def parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("release", help="write every mart as Parquet and CSV with a manifest")
     c.add_argument("--out", type=Path, default=release.RELEASE_DIR)
+    _allow_shrink(c)
     c.set_defaults(func=cmd_release)
 
     c = sub.add_parser("report", help="the study's figures and tables, from the marts")
@@ -324,6 +356,12 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("download", help="verify a release and install it as a DuckDB file")
     c.add_argument("source", help="release folder, URL of its manifest.json, or .zip/.tar.gz")
     c.add_argument("--into", type=Path, default=Path("tracker-release.duckdb"))
+    c.add_argument(
+        "--replace",
+        action="store_true",
+        help="replace --into even if it is the tracker's warehouse or a DuckDB file "
+        "`tracker download` did not make (never while it is open elsewhere)",
+    )
     c.set_defaults(func=cmd_download)
 
     c = sub.add_parser(
@@ -341,15 +379,50 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    _log_to_stderr()
+    processes.stop_on_termination()
     try:
         args.func(args)
     except TrackerError as exc:
         print(f"tracker: error: {exc}", file=sys.stderr)
         return 2
+    except (OSError, duckdb.Error) as exc:
+        if not _environmental(exc):
+            raise
+        print(
+            f"tracker: error: {_reason(exc)}: free space or choose a writable place, then run "
+            "the command again (what had landed is kept)",
+            file=sys.stderr,
+        )
+        return 2
     except KeyboardInterrupt:
         print("tracker: interrupted; batches that had not committed left nothing", file=sys.stderr)
         return 130
     return 0
+
+
+def _log_to_stderr() -> None:
+    """The tracker's own progress and warnings; other libraries' warnings only."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.addFilter(lambda r: r.name.startswith("ingest") or r.levelno >= logging.WARNING)
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
+
+
+ENVIRONMENT = tuple(
+    os.strerror(e) for e in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EIO)
+)
+
+
+def _environmental(exc: BaseException) -> bool:
+    """A failure of the machine (a full, read-only or failing disk), not of the tracker."""
+    return isinstance(exc, OSError) or any(text in str(exc) for text in ENVIRONMENT)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    return str(exc).splitlines()[0]
 
 
 if __name__ == "__main__":

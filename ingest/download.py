@@ -1,9 +1,15 @@
 """Install a release into a DuckDB file, after verifying every file against its manifest.
 
 A release can come as a folder, an http(s) URL of its ``manifest.json``, or a .zip/.tar.gz.
-Everything is fetched or unpacked into a temporary folder and checked first; only a release that
-passes every check is installed, and the DuckDB file is written beside the target and moved into
-place, so a failed download leaves an earlier file untouched.
+Everything is fetched or unpacked into a temporary folder and checked first: every file's
+checksum, every name and type in the manifest against strict patterns, and every table's columns
+against its Parquet file's own schema. Only a release that passes every check is installed, in
+a ``marts`` schema; the DuckDB file is written beside the target and moved into place, so a
+failed download leaves an earlier file untouched.
+
+The target is never a file the user would miss: not the configured warehouse, not a DuckDB
+file ``tracker download`` did not make (its ``meta.release`` table says it did), unless the user
+passes ``--replace``; and never a file another process has open.
 """
 
 import json
@@ -20,22 +26,83 @@ from urllib.parse import urljoin
 import duckdb
 import requests
 
+from ingest import __version__, sql
 from ingest.checksums import verify_file
 from ingest.errors import TrackerError
 from ingest.http import TIMEOUT, session
+from ingest.warehouse import connect, holder, warehouse_path, writer_lock
 
-NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
-TYPE = re.compile(r"^[A-Z]+( [A-Z]+)?(\(\d+(, ?\d+)?\))?(\[\])*$")
+TYPE = re.compile(
+    r"(BOOLEAN|TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|FLOAT|DOUBLE|DATE|TIME|TIMESTAMP"
+    r"|TIMESTAMP WITH TIME ZONE|INTERVAL|VARCHAR|BLOB|UUID|DECIMAL\(\d{1,2},\d{1,2}\))(\[\])?"
+)
+SHA256 = re.compile(r"[0-9a-f]{64}")
+FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,100}")
 NOTHING = "nothing was installed"
+SCHEMA = "marts"
 
 
-def download(source: str, into: Path) -> dict[str, Any]:
+def download(source: str, into: Path, replace: bool = False) -> dict[str, Any]:
     """Verify the release at ``source`` and write it to ``into`` as one table per mart."""
+    into = into.absolute()
+    configured = _same_file(into, warehouse_path())
+    _check_target(into, replace, configured)
     with tempfile.TemporaryDirectory(prefix="tracker-download-") as tmp:
         folder = _obtain(source, Path(tmp))
         manifest = verify(folder)
-        _install(folder, manifest, into)
+        if configured:
+            with writer_lock(into, "download"):
+                _install(folder, manifest, into)
+        else:
+            _install(folder, manifest, into)
     return manifest
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """The same file, however it is named (links, relative parts, hard links)."""
+    if a.exists() and b.exists():
+        return os.path.samefile(a, b)
+    return a.resolve() == b.resolve()
+
+
+def _check_target(into: Path, replace: bool, configured: bool) -> None:
+    """Refuse a target the user would miss (see the module docstring)."""
+    if into.is_dir():
+        raise TrackerError(f"--into {into} is a folder: give the DuckDB file to write; {NOTHING}")
+    if configured and not replace:
+        raise TrackerError(
+            f"--into {into} is the tracker's warehouse (TRACKER_WAREHOUSE): installing a "
+            "release there would replace its raw, staging and meta data. Choose another file, "
+            f"or pass --replace if that is what you want; {NOTHING}"
+        )
+    _refuse_if_held(into)
+    if into.exists() and not replace and not _installed_by_download(into):
+        raise TrackerError(
+            f"--into {into} exists and is not a release `tracker download` installed: choose "
+            f"another file, or pass --replace to replace it; {NOTHING}"
+        )
+
+
+def _refuse_if_held(into: Path) -> None:
+    other = holder(into)
+    if other:
+        raise TrackerError(f"--into {into} is open in {other}: close it first; {NOTHING}")
+
+
+def _installed_by_download(path: Path) -> bool:
+    try:
+        con = connect(read_only=True, path=path)
+    except TrackerError:
+        return False
+    try:
+        return bool(
+            con.execute(
+                "select count(*) from information_schema.tables "
+                "where table_schema = 'meta' and table_name = 'release'"
+            ).fetchall()[0][0]
+        )
+    finally:
+        con.close()
 
 
 def _obtain(source: str, tmp: Path) -> Path:
@@ -62,24 +129,69 @@ def _safe_name(name: str, where: str) -> PurePosixPath:
     return path
 
 
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        raise TrackerError(f"manifest.json names {', '.join(twice)[:200]} twice; {NOTHING}")
+    return dict(pairs)
+
+
 def _read_manifest(folder: Path) -> dict[str, Any]:
+    """The manifest, once every name, type, key, path and count in it is of the form a release
+    writes; anything else is refused before it can reach a file name or a statement."""
     path = folder / "manifest.json"
     if not path.exists():
         raise TrackerError(f"no manifest.json in {folder}: this is not a release; {NOTHING}")
     try:
-        manifest = json.loads(path.read_text())
+        manifest = json.loads(path.read_text(), object_pairs_hook=_no_duplicates)
         tables = manifest["tables"]
+        if not isinstance(tables, dict) or not tables:
+            raise TypeError("no tables")
+        paths: list[str] = []
         for name, table in tables.items():
-            odd = [name] if not NAME.match(name) else []
-            odd += [c["name"] for c in table["columns"] if not NAME.match(c["name"])]
-            odd += [c["type"] for c in table["columns"] if not TYPE.match(c["type"])]
-            if odd:
-                raise TrackerError(f"manifest.json has unsafe names or types {odd}; {NOTHING}")
-            for entry in table["files"].values():
-                _safe_name(entry["path"], "manifest.json")
-    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+            _check_table(name, table)
+            paths += [entry["path"] for entry in table["files"].values()]
+        if len(paths) != len(set(paths)):
+            raise TrackerError(f"manifest.json lists one file for two tables; {NOTHING}")
+    except TrackerError as exc:
+        if NOTHING in str(exc):
+            raise
+        raise TrackerError(f"manifest.json refused: {exc}; {NOTHING}") from None
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise TrackerError(f"manifest.json is not a release manifest ({exc}); {NOTHING}") from None
     return manifest
+
+
+def _check_table(name: str, table: dict[str, Any]) -> None:
+    sql.identifier(name, "table")
+    where = f"table {name}"
+    if set(table["files"]) - {"parquet", "csv"} or "parquet" not in table["files"]:
+        raise TrackerError(f"{where} must list a parquet file (and may list a csv one)")
+    for entry in table["files"].values():
+        if not isinstance(entry["path"], str) or not FILE_NAME.fullmatch(entry["path"]):
+            raise TrackerError(f"{where}: file {str(entry['path'])[:80]!r} is not a plain name")
+        if not isinstance(entry["sha256"], str) or not SHA256.fullmatch(entry["sha256"]):
+            raise TrackerError(f"{where}: {entry['path']} has no sha256 checksum")
+    columns = table["columns"]
+    if not isinstance(columns, list) or not columns:
+        raise TrackerError(f"{where} has no columns")
+    names = [sql.identifier(c["name"], f"{where}: column") for c in columns]
+    if len(names) != len(set(names)):
+        raise TrackerError(f"{where} names a column twice")
+    for column in columns:
+        if not isinstance(column["type"], str) or not TYPE.fullmatch(column["type"]):
+            raise TrackerError(f"{where}: column {column['name']} has the unknown type "
+                               f"{str(column['type'])[:80]!r}")  # fmt: skip
+        if not isinstance(column.get("nullable", True), bool):
+            raise TrackerError(f"{where}: column {column['name']}: nullable is not true/false")
+        sql.literal(column.get("description", ""), f"{where}: column {column['name']} description")
+    key = table.get("primary_key", [])
+    if not isinstance(key, list) or len(key) != len(set(key)) or not set(key) <= set(names):
+        raise TrackerError(f"{where}: primary_key {str(key)[:80]} is not a list of its columns")
+    if not isinstance(table.get("rows", 0), int) or isinstance(table.get("rows"), bool):
+        raise TrackerError(f"{where}: rows is not a number")
+    sql.literal(table.get("description", ""), f"{where} description")
 
 
 def verify(folder: Path) -> dict[str, Any]:
@@ -88,6 +200,8 @@ def verify(folder: Path) -> dict[str, Any]:
     for name, table in manifest["tables"].items():
         for entry in table["files"].values():
             label = f"{entry['path']} (table {name})"
+            if (folder / entry["path"]).is_symlink():
+                raise TrackerError(f"{label} is a link, not a file of the release; {NOTHING}")
             verify_file(folder / entry["path"], entry["sha256"], label, NOTHING)
     return manifest
 
@@ -99,9 +213,7 @@ def _fetch(url: str, tmp: Path) -> Path:
     _get(http, manifest_url, tmp / "manifest.json")
     for table in _read_manifest(tmp)["tables"].values():
         for entry in table["files"].values():
-            target = tmp / _safe_name(entry["path"], manifest_url)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            _get(http, urljoin(manifest_url, entry["path"]), target)
+            _get(http, urljoin(manifest_url, entry["path"]), tmp / entry["path"])
     return tmp
 
 
@@ -158,37 +270,62 @@ def _unpack_tar(archive: Path, tmp: Path) -> Path:
     return _release_root(tmp, archive)
 
 
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def _install(folder: Path, manifest: dict[str, Any], into: Path) -> None:
-    """One table per mart from its Parquet file, with the manifest's types, constraints and
-    descriptions (as comments), so the file matches the marts it was released from."""
+    """One table per mart in the ``marts`` schema, from its Parquet file once that file's own
+    schema matches the manifest, with the manifest's types, keys and descriptions (as comments),
+    so the file matches the marts it was released from; ``meta.release`` says what it is."""
     into.parent.mkdir(parents=True, exist_ok=True)
     partial = into.with_name(f".{into.name}.partial")
     partial.unlink(missing_ok=True)
     con = duckdb.connect(str(partial))
     try:
+        con.execute(f"create schema {SCHEMA}")
         for name, table in sorted(manifest["tables"].items()):
-            parquet = folder / table["files"]["parquet"]["path"]
-            columns = [
-                f'"{c["name"]}" {c["type"]}' + ("" if c.get("nullable", True) else " not null")
-                for c in table["columns"]
-            ]
-            if table.get("primary_key"):
-                columns.append(f"primary key ({', '.join(table['primary_key'])})")
-            con.execute(f"create table {name} ({', '.join(columns)})")
-            con.execute(f"insert into {name} select * from read_parquet(?)", [str(parquet)])
-            con.execute(f"comment on table {name} is {_quote(table.get('description', ''))}")
-            for column in table["columns"]:
-                con.execute(
-                    f'comment on column {name}."{column["name"]}" is '
-                    f"{_quote(column.get('description', ''))}"
-                )
-    except BaseException:
+            _install_table(con, folder, name, table)
+        con.execute("create schema meta")
+        con.execute(
+            "create table meta.release as select ? as tracker_version, "
+            "?::varchar as snapshot_date, ? as installed_by",
+            [manifest.get("tracker_version"), manifest.get("snapshot_date"), __version__],
+        )
+        con.close()
+        _refuse_if_held(into)
+        os.replace(partial, into)
+    except duckdb.Error as exc:
+        raise TrackerError(f"installing into {into} failed: {exc}; {NOTHING}") from None
+    finally:
         con.close()
         partial.unlink(missing_ok=True)
-        raise
-    con.close()
-    os.replace(partial, into)
+
+
+def _install_table(
+    con: duckdb.DuckDBPyConnection, folder: Path, name: str, table: dict[str, Any]
+) -> None:
+    parquet = str(folder / table["files"]["parquet"]["path"])
+    found = con.execute("describe select * from read_parquet(?)", [parquet]).fetchall()
+    stated = [(c["name"], c["type"]) for c in table["columns"]]
+    if [(n, t) for n, t, *_ in found] != stated:
+        raise TrackerError(
+            f"table {name}: its Parquet file holds columns {[(n, t) for n, t, *_ in found]}"[:300]
+            + f", the manifest says {stated}"[:300]
+            + f"; {NOTHING}"
+        )
+    relation = f"{SCHEMA}.{name}"
+    columns = [
+        f"{c['name']} {c['type']}" + ("" if c.get("nullable", True) else " not null")
+        for c in table["columns"]
+    ]
+    if table.get("primary_key"):
+        columns.append(f"primary key ({', '.join(table['primary_key'])})")
+    con.execute(f"create table {relation} ({', '.join(columns)})")
+    con.execute(f"insert into {relation} select * from read_parquet(?)", [parquet])
+    rows = con.execute(f"select count(*) from {relation}").fetchall()[0][0]
+    if "rows" in table and rows != table["rows"]:
+        raise TrackerError(
+            f"table {name} has {rows} rows, the manifest says {table['rows']}; {NOTHING}"
+        )
+    description = sql.literal(table.get("description", ""), f"table {name} description")
+    con.execute(f"comment on table {relation} is {description}")
+    for column in table["columns"]:
+        text = sql.literal(column.get("description", ""), f"column {column['name']} description")
+        con.execute(f"comment on column {relation}.{column['name']} is {text}")

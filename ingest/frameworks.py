@@ -11,7 +11,6 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 import duckdb
 import git
 
+from ingest import processes
 from ingest.errors import TrackerError
 from ingest.git_history import INGESTER_VERSION, Location, Mined, Miner, State, open_repository
 from ingest.git_history import resolve_branch as branch_ref
@@ -188,7 +188,8 @@ def ingest_all(
 ) -> Iterator[tuple[str, dict | TrackerError]]:
     """Ingest several frameworks, walking up to ``jobs`` histories at once in worker processes
     (the walks are independent and CPU-bound); only this process writes the warehouse.
-    Yields each framework's summary, or the error that stopped it (the others go on)."""
+    Yields each framework's summary, or the error that stopped it (the others go on). However
+    this process ends, its workers end with it (ingest/processes.py)."""
     plans = {}
     for name, source in sources.items():
         try:
@@ -197,17 +198,26 @@ def ingest_all(
             yield name, exc
     if jobs <= 1 or len(plans) <= 1:
         for name, chosen in plans.items():
-            yield name, _landed(con, chosen, lambda p=chosen: mine(p))
+            yield name, _landed(con, chosen, _walk(chosen)[1])
         return
-    with ProcessPoolExecutor(min(jobs, len(plans)), mp_context=get_context("fork")) as pool:
-        futures = {pool.submit(mine, p): name for name, p in plans.items()}
-        for future in as_completed(futures):
-            name = futures[future]
-            yield name, _landed(con, plans[name], future.result)
+    workers = min(jobs, len(plans))
+    with get_context("fork").Pool(workers, initializer=processes.start_worker) as pool:
+        for name, walked in pool.imap_unordered(_walk, plans.values()):
+            yield name, _landed(con, plans[name], walked)
 
 
-def _landed(con, chosen: Plan, walk) -> dict | TrackerError:
+def _walk(chosen: Plan) -> tuple[str, Mined | TrackerError]:
+    """Mine one history; a failure comes back as a value, so the other walks go on."""
     try:
-        return land(con, chosen, walk())
+        return chosen.framework, mine(chosen)
+    except TrackerError as exc:
+        return chosen.framework, exc
+
+
+def _landed(con, chosen: Plan, walked: Mined | TrackerError) -> dict | TrackerError:
+    if isinstance(walked, TrackerError):
+        return walked
+    try:
+        return land(con, chosen, walked)
     except TrackerError as exc:
         return exc

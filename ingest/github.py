@@ -1,12 +1,16 @@
 """`tracker ingest github`: the frameworks' issues and pull requests (REST) and discussions
 (GraphQL, resumed from the stored cursor in `meta.github_cursors`).
 
-Each framework's threads are listed oldest change first (`/issues?state=all&sort=updated`),
-from the last change already landed (the cursor is the data) or from `--since`. Pages follow
-the Link headers; each page's ETag is kept in `meta.github_etags`, so asking again for a page
-that did not change costs nothing (304). Limits are waited out with a visible message: the
-secondary limit's Retry-After, or the primary limit's reset time. The token comes from
-GITHUB_TOKEN and is never printed or written anywhere.
+Each framework's threads are listed oldest change first (`/issues?state=all&sort=updated`)
+from the resume point in `meta.github_cursors`, or from `--since`. The resume point moves only
+when a whole listing has landed, to the moment that listing began (by the server's clock), so
+whatever order the listing comes in, an interrupted run loses nothing: the next run lists the
+same window again and skips the timelines it already holds. Pages follow the Link headers;
+each page's ETag is kept in `meta.github_etags`, so asking again for a page that did not change
+costs nothing (304). Limits are waited out with a visible message: the secondary limit's
+Retry-After, or the primary limit's reset time. The token comes from GITHUB_TOKEN and goes only
+to the configured API hosts: a pagination link or redirect to any other scheme, host or port is
+refused. It is never printed or written anywhere.
 
 Each changed issue or pull request also has its timeline read (`/issues/N/timeline`): one
 endpoint that carries its comments, reviews, review comments, merge (who, which commit), closes
@@ -20,8 +24,9 @@ and `raw.github__timelines`; titles and bodies, used only for matching in the lo
 land in `raw.github__thread_texts` and `raw.github__timeline_texts`, which are never exported to
 the snapshot or the release.
 
-Order makes runs resumable: a page's timelines land before its threads, and the next run starts
-from the last thread landed, so an interrupted page is asked again and nothing is lost.
+Within a listing, a page's timelines land before its threads, so a thread is never landed
+without its timeline. Discussions resume the same way, from the cursor after the last complete
+listing.
 """
 
 import json
@@ -29,10 +34,13 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
+from urllib.parse import urljoin, urlsplit
 
 import duckdb
 import requests
+from requests.auth import AuthBase
 
 from ingest import __version__, http
 from ingest.errors import TrackerError
@@ -47,6 +55,8 @@ from ingest.landing import (
 API_URL = "https://api.github.com"
 INGESTER_VERSION = f"github/{__version__}"
 PER_PAGE = 100
+REDIRECTS = 5
+CLOCK_MARGIN = timedelta(minutes=5)  # a resume point this far before the listing began
 
 
 def api_url() -> str:
@@ -67,23 +77,58 @@ def token() -> str:
     return value
 
 
+def origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of a URL, with the scheme's default port filled in."""
+    parts = urlsplit(url)
+    default = {"https": 443, "http": 80}.get(parts.scheme)
+    try:
+        port = parts.port or default
+    except ValueError:
+        port = None
+    return parts.scheme, (parts.hostname or "").lower(), port
+
+
+class _TokenFor(AuthBase):
+    """The token, attached only to requests for the configured API hosts."""
+
+    def __init__(self, secret: str, origins: set[tuple[str, str, int | None]]):
+        self.secret, self.origins = secret, origins
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        if origin(request.url) in self.origins:
+            request.headers["Authorization"] = f"Bearer {self.secret}"
+        return request
+
+
 class Client:
     """GitHub's REST and GraphQL APIs with their limits honoured: waits as Retry-After or the
-    rate-limit reset asks (saying so), retries 5xx with backoff, and answers a 304 with None."""
+    rate-limit reset asks (saying so), retries 5xx with backoff, and answers a 304 with None.
+    It talks only to the configured API hosts (GITHUB_API_URL, GITHUB_GRAPHQL_URL): a link or
+    a redirect anywhere else is refused before anything is sent."""
 
     def __init__(
         self, secret: str, retries: int = 3, backoff: float = 2.0, sleep: Callable = time.sleep
     ):
         self.retries, self.backoff, self.sleep = retries, backoff, sleep
+        self.origins = {origin(api_url()), origin(graphql_url())}
+        self.server_time: datetime | None = None  # the Date of the last answer
         self.session = requests.Session()
+        self.session.auth = _TokenFor(secret, self.origins)
         self.session.headers.update(
             {
-                "Authorization": f"Bearer {secret}",
                 "Accept": "application/vnd.github+json",
                 "X-GitHub-Api-Version": "2022-11-28",
                 "User-Agent": http.USER_AGENT,
             }
         )
+
+    def _allowed(self, url: str) -> None:
+        if origin(url) not in self.origins:
+            scheme, host, port = origin(url)
+            raise TrackerError(
+                f"GitHub sent the tracker to {scheme}://{host}:{port}, which is not a configured "
+                "API host (GITHUB_API_URL, GITHUB_GRAPHQL_URL): refused, nothing was sent there"
+            )
 
     def get(self, url: str, params: dict | None = None, etag: str | None = None, **kwargs):
         headers = {"If-None-Match": etag} if etag else {}
@@ -96,32 +141,49 @@ class Client:
         try:
             answer = response.json()
         except ValueError:
+            answer = None
+        if not isinstance(answer, dict):
             raise TrackerError(
-                "GitHub GraphQL answered with JSON that does not parse (cut off?); what was "
-                "landed stays: run the command again to resume"
-            ) from None
+                "GitHub GraphQL answered with something other than a JSON object (cut off?); "
+                "what was landed stays: run the command again to resume"
+            )
         if answer.get("errors"):
-            messages = "; ".join(str(e.get("message")) for e in answer["errors"])[:500]
+            errors = answer["errors"] if isinstance(answer["errors"], list) else [answer["errors"]]
+            messages = "; ".join(
+                str(e.get("message") if isinstance(e, dict) else e) for e in errors
+            )[:500]
             raise TrackerError(f"GitHub GraphQL answered with errors: {messages}")
-        return answer.get("data") or {}
+        data = answer.get("data")
+        return data if isinstance(data, dict) else {}
 
     def request(self, method: str, url: str, passthrough: tuple[int, ...] = (), **kwargs):
         """The response; ``passthrough`` statuses are returned for the caller to read."""
-        failures = 0
+        failures, hops = 0, 0
         while True:
+            self._allowed(url)
             try:
-                response = self.session.request(method, url, timeout=http.TIMEOUT, **kwargs)
+                response = self.session.request(
+                    method, url, timeout=http.TIMEOUT, allow_redirects=False, **kwargs
+                )
                 _ = response.content
             except (requests.ConnectionError, requests.Timeout) as exc:
                 response, error = None, type(exc).__name__
             else:
                 error = f"HTTP {response.status_code}"
+                self.server_time = _date(response) or self.server_time
             if response is not None and response.status_code == 304:
                 return None
             if response is not None and (
                 response.status_code < 300 or response.status_code in passthrough
             ):
                 return response
+            if response is not None and response.is_redirect and method == "GET":
+                hops += 1
+                if hops > REDIRECTS:
+                    raise TrackerError(f"GitHub redirected {url} more than {REDIRECTS} times")
+                url = urljoin(url, response.headers["Location"])  # checked before it is asked
+                kwargs.pop("params", None)  # the new location carries its own query
+                continue
             wait = _limit_wait(response) if response is not None else None
             if wait is not None:
                 print(
@@ -155,6 +217,13 @@ def _limit_wait(response: requests.Response) -> float | None:
         reset = float(response.headers.get("X-RateLimit-Reset", "0"))
         return max(1.0, reset - time.time() + 1)
     return 60.0 if response.status_code == 429 else None
+
+
+def _date(response: requests.Response) -> datetime | None:
+    try:
+        return parsedate_to_datetime(response.headers["Date"]).astimezone(UTC)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _message(response: requests.Response) -> str:
@@ -252,9 +321,8 @@ def ingest_threads(
     repository: str,
     since: datetime | None = None,
 ) -> dict[str, int]:
-    """Land a framework's issues and pull requests changed since ``since`` (default: the last
-    change already landed, so a run resumes where the previous one stopped), each with its
-    timeline."""
+    """Land a framework's issues and pull requests changed since ``since`` (default: the resume
+    point after the last complete listing), each with its timeline."""
     ensure_all_raw_tables(con)
     payloads = latest_payloads(
         con,
@@ -263,15 +331,18 @@ def ingest_threads(
         [framework],
     )
     landed = {t["number"]: t["updated_at"] for t in (json.loads(p) for _, p in payloads)}
-    if since is None and landed:
-        since = max(_when(u) for u in landed.values())
+    resume = _cursor(con, framework, "issues")
+    resume_at = _when(resume) if resume else None
+    window = since or resume_at
     params = {"state": "all", "sort": "updated", "direction": "asc", "per_page": PER_PAGE}
-    if since:
-        params["since"] = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if window:
+        params["since"] = window.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     url = f"{api_url()}/repos/{repository}/issues"
     got = {"threads": 0, "timelines": 0, "unchanged pages": 0, "deleted": 0, "transferred": 0}
+    began = None
     with ingest_run(con, "github", f"ingest github {framework}") as run:
         for items in pages(con, client, url, params):
+            began = began or client.server_time or datetime.now(UTC)
             if items is None:
                 got["unchanged pages"] += 1
                 continue
@@ -295,7 +366,26 @@ def ingest_threads(
                 f"GitHub: {framework}: {got['threads']} threads, {got['timelines']} timelines",
                 file=sys.stderr,
             )
+        # the whole listing landed: the next run starts where this one began, unless an explicit
+        # --since left out part of what the resume point covers
+        if began and (since is None or resume_at is None or since <= resume_at):
+            _save_cursor(con, framework, "issues", (began - CLOCK_MARGIN).isoformat())
     return got
+
+
+def _cursor(con: duckdb.DuckDBPyConnection, framework: str, resource: str) -> str | None:
+    row = con.execute(
+        "select cursor from meta.github_cursors where framework = ? and resource = ?",
+        [framework, resource],
+    ).fetchall()
+    return row[0][0] if row else None
+
+
+def _save_cursor(con: duckdb.DuckDBPyConnection, framework: str, resource: str, at: str) -> None:
+    con.execute(
+        "insert or replace into meta.github_cursors values (?, ?, ?, current_timestamp)",
+        [framework, resource, at],
+    )
 
 
 def _when(stamp: str) -> datetime:
@@ -316,7 +406,7 @@ def timeline(client: Client, repository: str, number: int) -> tuple[list[dict], 
     url = f"{api_url()}/repos/{repository}/issues/{number}/timeline"
     params, events = {"per_page": PER_PAGE}, []
     while url:
-        response = client.get(url, params, passthrough=(301, 404, 410), allow_redirects=False)
+        response = client.get(url, params, passthrough=(301, 404, 410))
         if response.status_code in (404, 410):
             return [], {"gone": "deleted", "moved_to": None}
         if response.status_code == 301:
@@ -449,40 +539,41 @@ def ingest_discussions(
     con: duckdb.DuckDBPyConnection, client: Client, framework: str, repository: str
 ) -> dict[str, int]:
     """Land a framework's discussions and their comments over GraphQL, oldest change first,
-    continuing after the cursor the last run stored (kept after each page, so an interrupted
-    run resumes)."""
+    continuing after the cursor where the last complete listing ended; a discussion that did
+    not change since it landed is not asked for its further comments again."""
     ensure_all_raw_tables(con)
     owner, name = repository.split("/", 1)
-    row = con.execute(
-        "select cursor from meta.github_cursors where framework = ? and resource = 'discussions'",
+    payloads = latest_payloads(
+        con,
+        "github__threads",
+        "where payload ->> 'framework' = ? and payload ->> 'kind' = 'discussion'",
         [framework],
-    ).fetchone()
-    after, seen = (row[0] if row else None), 0
-    origin = f"graphql:{repository}/discussions"
+    )
+    landed = {t["number"]: t["updated_at"] for t in (json.loads(p) for _, p in payloads)}
+    after, seen = _cursor(con, framework, "discussions"), 0
+    origin_ = f"graphql:{repository}/discussions"
     with ingest_run(con, "github", f"ingest github discussions {framework}") as run:
         while True:
             data = client.graphql(DISCUSSIONS, {"owner": owner, "name": name, "after": after})
             listing = ((data.get("repository") or {}).get("discussions")) or {}
-            nodes = listing.get("nodes") or []
+            nodes = [
+                n for n in listing.get("nodes") or [] if landed.get(n["number"]) != n["updatedAt"]
+            ]
             timelines = [_discussion_timeline(client, framework, owner, name, n) for n in nodes]
-            _land(con, run, framework, "timeline", timelines, origin)
+            _land(con, run, framework, "timeline", timelines, origin_)
             threads = [
                 (_discussion(n, framework), _texts(framework, n["number"], **_title_body(n)))
                 for n in nodes
             ]
-            _land(con, run, framework, "thread", threads, origin)
+            _land(con, run, framework, "thread", threads, origin_)
             seen += len(nodes)
             page = listing.get("pageInfo") or {}
             after = page.get("endCursor") or after
-            if after:
-                con.execute(
-                    "insert or replace into meta.github_cursors values "
-                    "(?, 'discussions', ?, current_timestamp)",
-                    [framework, after],
-                )
             print(f"GitHub: {framework}: {seen} discussions", file=sys.stderr)
             if not page.get("hasNextPage"):
                 break
+        if after:  # the whole listing landed: the next run continues after it
+            _save_cursor(con, framework, "discussions", after)
     return {"discussions": seen}
 
 

@@ -13,9 +13,10 @@ re-landing an old snapshot after a live fetch never hides the newer record.
 
 import hashlib
 import json
+import logging
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
@@ -24,7 +25,9 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from ingest import validation
+from ingest import sql, validation
+
+log = logging.getLogger(__name__)
 
 RAW_COLUMNS = (
     "record_key",
@@ -205,21 +208,24 @@ def ingest_run(con: duckdb.DuckDBPyConnection, source: str, command: str = "") -
         raise
     finally:
         c = run.counts
-        con.execute(
-            "update meta.runs set ended_at = ?, status = ?, error = ?, landed = ?, changed = ?, "
-            "unchanged = ?, quarantined = ?, notes = ? where run_id = ?",
-            [
-                utc_now(),
-                status,
-                error,
-                c.landed,
-                c.changed,
-                c.unchanged,
-                c.quarantined,
-                "; ".join(run.notes) or None,
-                run.run_id,
-            ],
-        )
+        try:
+            con.execute(
+                "update meta.runs set ended_at = ?, status = ?, error = ?, landed = ?, "
+                "changed = ?, unchanged = ?, quarantined = ?, notes = ? where run_id = ?",
+                [
+                    utc_now(),
+                    status,
+                    error,
+                    c.landed,
+                    c.changed,
+                    c.unchanged,
+                    c.quarantined,
+                    "; ".join(run.notes) or None,
+                    run.run_id,
+                ],
+            )
+        except duckdb.Error as exc:  # e.g. the disk is full: the run's own error matters more
+            log.error("run %s could not be logged as %s: %s", run.run_id, status, exc)
 
 
 def land_batch(
@@ -235,7 +241,7 @@ def land_batch(
     The batch is streamed in chunks, but it commits only when the iterator is exhausted: an
     exception anywhere (in the source, in validation, in the write) leaves nothing of it.
     """
-    table = f"{source}__{entity}"
+    table = sql.raw_table(f"{source}__{entity}")
     validation.require_suite(table)
     ensure_meta(con)
     ensure_raw_table(con, table)
@@ -246,7 +252,8 @@ def land_batch(
             counts.add(_land_chunk(con, run, source, table, chunk))
         con.commit()
     except BaseException:
-        con.rollback()
+        with suppress(duckdb.Error):  # a failed write may have ended the transaction already
+            con.rollback()
         raise
     run.counts.add(counts)
     return counts

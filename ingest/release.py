@@ -6,14 +6,13 @@ depends on when or where it was built, so the same snapshot always gives the sam
 """
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import yaml
 
-from ingest import __version__
+from ingest import __version__, outputs, sql
 from ingest.checksums import sha256_file
 from ingest.errors import TrackerError
 from ingest.snapshot import snapshot_date
@@ -57,10 +56,19 @@ def _frictionless_type(duckdb_type: str) -> str:
     return FRICTIONLESS_TYPES.get(duckdb_type, "any")
 
 
-def write(con: duckdb.DuckDBPyConnection, out_dir: Path = RELEASE_DIR) -> dict[str, Any]:
-    """Write the release into ``out_dir``, replacing an earlier release there but nothing else."""
-    if out_dir.exists() and any(out_dir.iterdir()) and not (out_dir / "manifest.json").exists():
-        raise TrackerError(f"{out_dir} exists and is not a release folder: choose another --out")
+def write(
+    con: duckdb.DuckDBPyConnection, out_dir: Path = RELEASE_DIR, allow_shrink: bool = False
+) -> dict[str, Any]:
+    """Write the release into ``out_dir``, replacing only a release the tracker wrote there."""
+    with outputs.replacing(out_dir, "release") as folder:
+        return fill(con, folder, previous=out_dir, allow_shrink=allow_shrink)
+
+
+def fill(
+    con: duckdb.DuckDBPyConnection, folder: Path, previous: Path, allow_shrink: bool = False
+) -> dict[str, Any]:
+    """Write every mart, the manifest and the datapackage into the empty ``folder``; stop if a
+    mart lost more than half the rows it had in the release at ``previous``."""
     docs = mart_docs()
     built = {
         r[0]
@@ -75,17 +83,14 @@ def write(con: duckdb.DuckDBPyConnection, out_dir: Path = RELEASE_DIR) -> dict[s
             f"marts not in the warehouse: {', '.join(missing)}; run `tracker build` "
             "(or `dbt build`) before releasing"
         )
-    stage = out_dir.with_name(out_dir.name + ".partial")
-    shutil.rmtree(stage, ignore_errors=True)
-    stage.mkdir(parents=True)
     tables = {}
     for name, doc in sorted(docs.items()):
-        columns = con.execute(f"describe {MARTS_SCHEMA}.{name}").fetchall()
+        relation = f"{MARTS_SCHEMA}.{sql.identifier(name, 'mart')}"
+        columns = con.execute(f"describe {relation}").fetchall()
         files = {}
         for fmt, options in FORMATS.items():
-            path = stage / f"{name}.{fmt}"
-            query = f"select * from {MARTS_SCHEMA}.{name} order by all"
-            con.execute(f"copy ({query}) to '{path}' {options}")
+            path = folder / f"{name}.{fmt}"
+            con.execute(f"copy (select * from {relation} order by all) to ? {options}", [str(path)])
             files[fmt] = {
                 "path": path.name,
                 "bytes": path.stat().st_size,
@@ -93,7 +98,7 @@ def write(con: duckdb.DuckDBPyConnection, out_dir: Path = RELEASE_DIR) -> dict[s
             }
         tables[name] = {
             "description": doc["description"],
-            "rows": con.execute(f"select count(*) from {MARTS_SCHEMA}.{name}").fetchone()[0],
+            "rows": con.execute(f"select count(*) from {relation}").fetchall()[0][0],
             "files": files,
             "primary_key": [c[0] for c in columns if c[3] == "PRI"],
             "columns": [
@@ -106,17 +111,39 @@ def write(con: duckdb.DuckDBPyConnection, out_dir: Path = RELEASE_DIR) -> dict[s
                 for c in columns
             ],
         }
+    if not allow_shrink:
+        _refuse_shrinking(tables, previous)
     as_of = snapshot_date(con)
     manifest = {
         "tracker_version": __version__,
         "snapshot_date": as_of.isoformat() if as_of else None,
         "tables": tables,
     }
-    _write_json(stage / "manifest.json", manifest)
-    _write_json(stage / "datapackage.json", _datapackage(manifest))
-    shutil.rmtree(out_dir, ignore_errors=True)
-    stage.rename(out_dir)
+    _write_json(folder / "manifest.json", manifest)
+    _write_json(folder / "datapackage.json", _datapackage(manifest))
     return manifest
+
+
+def _refuse_shrinking(tables: dict[str, Any], previous: Path) -> None:
+    """A mart that lost more than half its rows since the release it replaces is more likely a
+    broken input than news: stop, naming it, unless the user says it is expected."""
+    try:
+        before = json.loads((previous / "manifest.json").read_text())["tables"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # no earlier release to compare with
+    shrunk = [
+        f"{name} ({before[name]['rows']} → {table['rows']} rows)"
+        for name, table in sorted(tables.items())
+        if isinstance(before.get(name), dict)
+        and isinstance(before[name].get("rows"), int)
+        and table["rows"] * 2 < before[name]["rows"]
+    ]
+    if shrunk:
+        raise TrackerError(
+            f"marts lost more than half their rows since the release in {previous}: "
+            f"{', '.join(shrunk)}. Check the inputs (is the snapshot or an ingest incomplete?); "
+            "if the drop is expected, run again with --allow-shrink"
+        )
 
 
 def _datapackage(manifest: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import duckdb
 import matplotlib
 import polars as pl
 
+from ingest import outputs
 from ingest.warehouse import require_marts
 
 matplotlib.use("Agg")
@@ -189,7 +190,8 @@ TABLES = [
         "select m.method_id, e.framework, e.fragment "
         "|| case when e.present_at_snapshot then '' else ' (removed)' end as fragment "
         "from marts.methods as m join marts.option_equivalents as e using (method_id) "
-        "where m.frameworks_count >= 3 order by m.frameworks_count desc, m.method_id",
+        "where m.frameworks_count >= 3 "
+        "order by m.frameworks_count desc, m.method_id, e.framework",
         pivot=("method_id", "framework", "fragment"),
     ),
     Table(
@@ -299,9 +301,16 @@ def write_figures(con: duckdb.DuckDBPyConnection, out: Path) -> list[Path]:
     return [path for name, draw in FIGURES.items() for path in save(draw(con), out / name)]
 
 
-def write(con: duckdb.DuckDBPyConnection, out: Path) -> list[Path]:
-    """Write every figure (PNG, SVG) and table (CSV, Markdown) into ``out``; return the
-    files written."""
+def write(con: duckdb.DuckDBPyConnection, out: Path) -> list[str]:
+    """Write the report into ``out``, replacing only a report the tracker wrote there."""
+    require_marts(con, MARTS)
+    with outputs.replacing(out, "report") as folder:
+        return fill(con, folder)
+
+
+def fill(con: duckdb.DuckDBPyConnection, out: Path) -> list[str]:
+    """Write every figure (PNG, SVG) and table (CSV, Markdown) into the empty folder ``out``;
+    return the names of the files written."""
     written = write_figures(con, out)
     for table in TABLES:
         frame = table_frame(con, table)
@@ -312,4 +321,4 @@ def write(con: duckdb.DuckDBPyConnection, out: Path) -> list[Path]:
     index += [f"- ![{n}]({n}.svg) `{n}.png`, `{n}.svg`: {caption(n)}" for n in FIGURES]
     index += [f"- [{t.title}]({t.name}.md) (`{t.name}.csv`)" for t in TABLES]
     (out / "README.md").write_text("\n".join(index) + "\n")
-    return [*written, out / "README.md"]
+    return [p.name for p in [*written, out / "README.md"]]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from ingest import report
+from ingest import outputs, report
 from ingest.warehouse import require_marts
 
 STYLE = """
@@ -110,7 +110,7 @@ def landed(row: dict) -> str:
     return ("≤ " if row["date_is_upper_bound"] else "") + when
 
 
-def home(con, release: Path | None, site: Path) -> str:
+def home(con, release: Path | None, site: Path, manifest: dict | None) -> str:
     [summary] = rows(con, "select * from marts.inclusion_summary")
     [counts] = rows(
         con,
@@ -133,21 +133,20 @@ def home(con, release: Path | None, site: Path) -> str:
     )
     body = (
         f"<h2>Methods</h2>{headline}<h2>The pool (inclusion_summary)</h2>{note}{pool}"
-        f"<h2>Figures</h2><div class='figures'>{figures}</div>{downloads(release, site)}"
+        f"<h2>Figures</h2><div class='figures'>{figures}</div>{downloads(release, site, manifest)}"
     )
     return page("Framework-inclusion tracker", body)
 
 
-def downloads(release: Path | None, site: Path) -> str:
+def downloads(release: Path | None, site: Path, manifest: dict | None) -> str:
     """Links to the release's files, from its manifest, relative to the site folder."""
-    manifest = release / "manifest.json" if release else None
-    if not manifest or not manifest.exists():
+    if not release or not manifest:
         return (
             "<h2>Downloads</h2><p class='empty'>No release was written for this site: "
             "run <code>tracker release</code>, then <code>tracker site</code> again.</p>"
         )
     up = Path(os.path.relpath(release.resolve(), site.resolve())).as_posix()
-    tables = json.loads(manifest.read_text()).get("tables", {})
+    tables = manifest.get("tables", {})
     items = [
         f"<li>{escape(name)} ({t['rows']} rows): "
         + ", ".join(
@@ -158,6 +157,13 @@ def downloads(release: Path | None, site: Path) -> str:
     ]
     manifest_link = link(f"{up}/manifest.json", "manifest.json")
     return f"<h2>Downloads</h2><p>{manifest_link}</p><ul>{''.join(items)}</ul>"
+
+
+def _manifest(release: Path | None) -> dict | None:
+    try:
+        return json.loads((release / "manifest.json").read_text()) if release else None
+    except (OSError, ValueError):
+        return None
 
 
 def method_index(con) -> str:
@@ -248,7 +254,7 @@ def method_page(con, method_id: str) -> str:
             [cell(p["framework"]), link(p["html_url"], f"#{p['thread_number']}"), cell(p["kind"]),
              cell(p["outcome"]), cell(p["days_open"]), cell(p["prior_merger_replied"])]
             for p in rows(con, "select * from marts.proposals where list_contains(method_ids, ?) "
-                          "order by created_at", [method_id])
+                          "order by created_at, framework, thread_number", [method_id])
         ],
         empty="No proposal threads recorded (they come from a live `tracker ingest github`).",
     )  # fmt: skip
@@ -259,7 +265,8 @@ def method_page(con, method_id: str) -> str:
              cell(f["failure_name"]), cell(f["is_confirmed"]),
              "<br>".join(f"<code>{cell(s)}</code>" for s in f["settings_to_try"])]
             for f in rows(con, "select * from marts.failure_reports "
-                          "where list_contains(addressing_methods, ?) order by created_at",
+                          "where list_contains(addressing_methods, ?) "
+                          "order by created_at, failure_report_id",
                           [method_id])
         ],
         empty="No failure reports recorded that this method addresses.",
@@ -270,7 +277,7 @@ def method_page(con, method_id: str) -> str:
             [link(f"https://arxiv.org/abs/{r['arxiv_id']}", r["arxiv_id"]), cell(r["model"]),
              cell(r["statement"])]
             for r in rows(con, "select * from marts.model_report_methods where method_id = ? "
-                          "order by arxiv_id", [method_id])
+                          "order by arxiv_id, report_method_id", [method_id])
         ],
         empty="No large-model report states it (among those reviewed).",
     )  # fmt: skip
@@ -297,7 +304,7 @@ def framework_page(con, framework: str) -> str:
                 con,
                 "select f.*, e.fragment from marts.method_frameworks as f "
                 "join marts.option_equivalents as e using (method_id, framework) "
-                "where f.framework = ? order by f.first_landing_date", [framework])
+                "where f.framework = ? order by f.first_landing_date, f.method_id", [framework])
         ],
     )  # fmt: skip
     rules = rows(con, "select * from marts.contribution_rules where framework = ?", [framework])
@@ -312,7 +319,7 @@ def framework_page(con, framework: str) -> str:
         [
             [cell(r["outcome"]), cell(r["n"])]
             for r in rows(con, "select outcome, count(*) as n from marts.proposals "
-                          "where framework = ? group by 1 order by 2 desc", [framework])
+                          "where framework = ? group by 1 order by 2 desc, 1", [framework])
         ],
         empty="No proposal threads recorded (they come from a live `tracker ingest github`).",
     )  # fmt: skip
@@ -335,35 +342,43 @@ def framework_index(con) -> str:
     return page("Frameworks", listed, depth=1)
 
 
-def write(
+def write(con: duckdb.DuckDBPyConnection, out: Path, release: Path | None = None) -> int:
+    """Write the site into ``out``, replacing only a site the tracker wrote there; return the
+    number of pages."""
+    require_marts(con, report.MARTS)
+    with outputs.replacing(out, "site") as folder:
+        return fill(con, folder, out, release, manifest=_manifest(release))
+
+
+def fill(
     con: duckdb.DuckDBPyConnection,
+    folder: Path,
     out: Path,
     release: Path | None = None,
     figures: Path | None = None,
+    manifest: dict | None = None,
 ) -> int:
-    """Write the site into ``out``, with the SVG figures of the report in ``figures`` (drawn
-    afresh from the marts when no report is given); return the number of pages."""
-    require_marts(con, report.MARTS)
-    if out.exists():
-        shutil.rmtree(out)
-    for folder in ("methods", "frameworks", "figures"):
-        (out / folder).mkdir(parents=True)
+    """Write the pages of the site that will live at ``out`` into the empty ``folder``, with
+    the SVG figures of the report in ``figures`` (drawn afresh when no report is given) and
+    links to the files of the release at ``release`` that ``manifest`` lists."""
+    for name in ("methods", "frameworks", "figures"):
+        (folder / name).mkdir()
     if figures:
         for name in report.FIGURES:
-            shutil.copy(figures / f"{name}.svg", out / "figures" / f"{name}.svg")
+            shutil.copy(figures / f"{name}.svg", folder / "figures" / f"{name}.svg")
     else:
-        report.write_figures(con, out / "figures")
-    (out / "style.css").write_text(STYLE.lstrip())
-    (out / "filter.js").write_text(FILTER.lstrip())
+        report.write_figures(con, folder / "figures")
+    (folder / "style.css").write_text(STYLE.lstrip())
+    (folder / "filter.js").write_text(FILTER.lstrip())
     pages = {
-        "index.html": home(con, release, out),
+        "index.html": home(con, release, out, manifest),
         "methods/index.html": method_index(con),
         "frameworks/index.html": framework_index(con),
     }
-    for (method_id,) in con.execute("select method_id from marts.methods").fetchall():
+    for (method_id,) in con.execute("select method_id from marts.methods order by 1").fetchall():
         pages[f"methods/{method_id}.html"] = method_page(con, method_id)
     for name in report.frameworks(con):
         pages[f"frameworks/{name}.html"] = framework_page(con, name)
     for path, html in pages.items():
-        (out / path).write_text(html)
+        (folder / path).write_text(html)
     return len(pages)

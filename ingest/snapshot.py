@@ -3,20 +3,24 @@
 The snapshot is what the README's main command builds from, offline. It holds facts only (the
 raw tables' payloads are facts by construction; local-only text never reaches a raw table that
 is exported). Files are byte-reproducible: sorted records, sorted keys, gzip without timestamps.
-Loading verifies every file before landing any, so a corrupted snapshot lands nothing.
+Loading verifies every file before landing any, so a corrupted snapshot lands nothing; a
+snapshot that lacks a raw table the dbt sources read (and the warehouse lacks it too), or whose
+records fail validation, stops the load: a broken input never builds green.
 """
 
 import gzip
 import hashlib
 import io
 import json
+import re
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import yaml
 
-from ingest import __version__, validation
+from ingest import __version__, outputs, sql, validation
 from ingest.checksums import verify_file
 from ingest.errors import TrackerError
 from ingest.landing import Counts, Record, ensure_all_raw_tables, ingest_run, land_batch
@@ -24,17 +28,28 @@ from ingest.warehouse import PROJECT_ROOT
 
 SNAPSHOT_DIR = PROJECT_ROOT / "snapshot"
 MANIFEST = "manifest.json"
+SHA256 = re.compile(r"[0-9a-f]{64}")
 FIELDS = ("record_key", "record_version", "source", "origin", "fetched_at", "ingester_version")
 
 
 def raw_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [
-        row[0]
+        sql.raw_table(row[0])
         for row in con.execute(
             "select table_name from information_schema.tables "
             "where table_schema = 'raw' order by table_name"
         ).fetchall()
     ]
+
+
+def dbt_raw_tables() -> list[str]:
+    """The raw tables the dbt sources read that the snapshot carries (local-only ones never)."""
+    found = set()
+    for path in (PROJECT_ROOT / "models").rglob("_*__sources.yml"):
+        for source in (yaml.safe_load(path.read_text()) or {}).get("sources", []):
+            if source.get("schema") == "raw":
+                found |= {t.get("identifier", t["name"]) for t in source.get("tables", [])}
+    return sorted(t for t in found if not validation.is_local_only(t))
 
 
 def snapshot_date(con: duckdb.DuckDBPyConnection) -> date | None:
@@ -47,9 +62,13 @@ def snapshot_date(con: duckdb.DuckDBPyConnection) -> date | None:
 
 
 def export(con: duckdb.DuckDBPyConnection, out_dir: Path = SNAPSHOT_DIR) -> dict[str, Any]:
-    """Write every raw table (all versions) but the local-only ones, and the manifest; remove
-    files no table wrote."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Write every raw table (all versions) but the local-only ones, and the manifest, as a new
+    snapshot folder in place of ``out_dir``."""
+    with outputs.replacing(out_dir, "snapshot") as folder:
+        return _fill(con, folder)
+
+
+def _fill(con: duckdb.DuckDBPyConnection, folder: Path) -> dict[str, Any]:
     tables: dict[str, Any] = {}
     for table in (t for t in raw_tables(con) if not validation.is_local_only(t)):
         rows = con.execute(
@@ -64,22 +83,19 @@ def export(con: duckdb.DuckDBPyConnection, out_dir: Path = SNAPSHOT_DIR) -> dict
                 line["payload"] = json.loads(row[-1])
                 gz.write((json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n").encode())
         name = f"{table}.jsonl.gz"
-        (out_dir / name).write_bytes(buffer.getvalue())
+        (folder / name).write_bytes(buffer.getvalue())
         tables[table] = {
             "file": name,
             "records": len(rows),
             "sha256": hashlib.sha256(buffer.getvalue()).hexdigest(),
         }
-    for stale in out_dir.glob("*.jsonl.gz"):
-        if stale.name not in {t["file"] for t in tables.values()}:
-            stale.unlink()
     as_of = snapshot_date(con)
     manifest = {
         "tracker_version": __version__,
         "snapshot_date": as_of.isoformat() if as_of else None,
         "tables": tables,
     }
-    (out_dir / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest
 
 
@@ -94,15 +110,38 @@ def read(snapshot_dir: Path = SNAPSHOT_DIR) -> dict[str, list[Record]]:
             f"no snapshot manifest at {manifest_path}: export one with `tracker snapshot export`"
         )
     try:
-        manifest = json.loads(manifest_path.read_text())
-        tables = manifest["tables"]
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise TrackerError(f"{manifest_path} is not a snapshot manifest ({exc})") from None
+        tables = json.loads(manifest_path.read_text())["tables"]
+        for table, entry in tables.items():
+            _check_entry(table, entry)
+    except TrackerError as exc:
+        raise TrackerError(
+            f"{manifest_path}: {exc}; restore it or re-export the snapshot"
+        ) from None
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise TrackerError(f"{manifest_path} is not a snapshot manifest ({exc!r})") from None
     restore = "restore it with `git checkout -- snapshot/` or re-export the snapshot"
     for table, entry in tables.items():
         path = snapshot_dir / entry["file"]
         verify_file(path, entry["sha256"], f"snapshot file {path} (raw.{table})", restore)
     return {t: _read_file(snapshot_dir / e["file"], e["records"]) for t, e in tables.items()}
+
+
+def _check_entry(table: str, entry: Any) -> None:
+    """A manifest entry names a raw table the tracker has a suite for, its own file, a record
+    count and a checksum; nothing else reaches a path or a statement."""
+    sql.raw_table(table, "table")
+    validation.require_suite(table)
+    if not isinstance(entry, dict):
+        raise TrackerError(f"the entry of {table} is not an object")
+    for field, ok in (
+        ("file", lambda v: v == f"{table}.jsonl.gz"),
+        ("records", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0),
+        ("sha256", lambda v: isinstance(v, str) and SHA256.fullmatch(v)),
+    ):
+        if field not in entry:
+            raise TrackerError(f"the entry of {table} has no {field!r}")
+        if not ok(entry[field]):
+            raise TrackerError(f"the entry of {table} has an unexpected {field} {entry[field]!r}")
 
 
 def _read_file(path: Path, expected: int) -> list[Record]:
@@ -132,12 +171,31 @@ def _read_file(path: Path, expected: int) -> list[Record]:
 
 
 def load(con: duckdb.DuckDBPyConnection, snapshot_dir: Path = SNAPSHOT_DIR) -> dict[str, Counts]:
-    """Land the snapshot (idempotently) and return what each raw table gained."""
+    """Land the snapshot (idempotently) and return what each raw table gained; stop, naming the
+    table, when it lacks one the dbt sources read or when validation held records back."""
     tables = read(snapshot_dir)
     ensure_all_raw_tables(con)
+    absent = [
+        t
+        for t in dbt_raw_tables()
+        if t not in tables and not con.execute(f"select count(*) from raw.{t}").fetchall()[0][0]
+    ]
+    if absent:
+        raise TrackerError(
+            f"the snapshot {snapshot_dir} has no raw.{', raw.'.join(absent)}, which the dbt "
+            "sources read, and the warehouse has none either: restore the snapshot "
+            "(`git checkout -- snapshot/`) or land that source first"
+        )
     results = {}
     with ingest_run(con, "snapshot", f"snapshot load {snapshot_dir.name}") as run:
         for table, records in sorted(tables.items()):
             source, _, entity = table.partition("__")
             results[table] = land_batch(con, run, source, entity, records)
+    held = {t: c.quarantined for t, c in results.items() if c.quarantined}
+    if held:
+        raise TrackerError(
+            "the snapshot has records that fail validation: "
+            + ", ".join(f"raw.{t} {n}" for t, n in sorted(held.items()))
+            + "; `tracker review` lists them and why. The rest was landed."
+        )
     return results

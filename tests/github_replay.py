@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from urllib.parse import urlencode
 
 from werkzeug import Request, Response
+from werkzeug.http import http_date
 
 PER_PAGE = 100
 DISCUSSIONS_PER_PAGE = 50
@@ -150,12 +151,18 @@ class FakeGitHub:
         self.repos: dict[str, Repo] = {}
         self.log: list[tuple[str, str, dict, dict]] = []
         self.trouble: dict[str, list[Response]] = {}
+        self.clock = stamp(30)  # the server's time: synthetic records are dated 2025
+        self.unordered = False  # list issues in an order unrelated to their updated_at
 
     def repo(self, slug: str) -> Repo:
         return self.repos.setdefault(slug, Repo())
 
     def count(self, kind: str | None = None) -> int:
         return sum(1 for k, *_ in self.log if kind is None or k == kind)
+
+    def date(self) -> str:
+        """The server's time as a Date header (the tests make the HTTP server send it)."""
+        return http_date(datetime.fromisoformat(self.clock.removesuffix("Z")))
 
     def __call__(self, request: Request) -> Response:
         kind, slug, number = self._route(request)
@@ -195,9 +202,13 @@ class FakeGitHub:
 
     def _issues(self, request: Request, slug: str) -> Response:
         since = request.args.get("since", "")
+        order = (
+            (lambda t: hashlib.sha256(str(t["number"]).encode()).hexdigest())
+            if self.unordered
+            else (lambda t: (t["updated_at"], t["number"]))
+        )
         items = sorted(
-            (t for t in self.repo(slug).threads.values() if t["updated_at"] >= since),
-            key=lambda t: (t["updated_at"], t["number"]),
+            (t for t in self.repo(slug).threads.values() if t["updated_at"] >= since), key=order
         )
         params = {k: v for k, v in request.args.items() if k != "page"}
         return self._page(request, items, request.path, params)

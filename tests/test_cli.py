@@ -1,6 +1,10 @@
 """The `tracker` command as a user meets it: ingest, see what was held back, and why."""
 
+import os
+import subprocess
+
 import duckdb
+import pytest
 
 from tests.conftest import tracker
 
@@ -57,3 +61,41 @@ def test_report_and_site_commands_write_from_the_marts_or_say_to_build(built, tm
     refused = tracker("report", env={**env, "TRACKER_WAREHOUSE": str(empty)})
     assert refused.returncode != 0 and "run `tracker build` first" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_repo_options_are_checked_before_any_work(warehouse):
+    empty = tracker("ingest", "frameworks", "--framework", "OpenRLHF", "--repo", "OpenRLHF=")
+    assert empty.returncode == 2
+    assert "--repo 'OpenRLHF=': give NAME=PATH_OR_URL" in empty.stderr
+    twice = tracker("ingest", "frameworks", "--repo", "verl=/a", "--repo", "verl=/b")
+    assert twice.returncode == 2 and "--repo names verl twice (/a, /b)" in twice.stderr
+    unknown = tracker("ingest", "frameworks", "--repo", "Verl=/a")
+    assert unknown.returncode == 2 and "unknown framework Verl" in unknown.stderr
+    assert not warehouse.exists()  # refused before the warehouse was touched
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A real 512 KiB file system, so a full disk is a full disk."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode:
+        pytest.skip(f"no small tmpfs here ({done.stderr.decode().strip()}); ENOSPC is simulated "
+                    "in test_outputs.py and test_landing.py")  # fmt: skip
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_is_one_clear_line_and_leaves_nothing_half_written(built, tiny_disk):
+    warehouse, _ = built
+    env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse)}
+    result = tracker("release", "--out", str(tiny_disk / "release"), env=env)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "No space left on device" in result.stderr
+    assert list(tiny_disk.iterdir()) == []  # no .partial, no half a release
+    landing = tracker("snapshot", "load", env={**env, "TRACKER_WAREHOUSE": str(tiny_disk / "w")})
+    assert landing.returncode == 2 and "Traceback" not in landing.stderr
+    assert "No space left on device" in landing.stderr.splitlines()[-1], landing.stderr

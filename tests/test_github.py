@@ -4,6 +4,7 @@ SYNTHETIC, except the timeline shapes read from tests/fixtures/github (recorded,
 import json
 import re
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import duckdb
@@ -31,6 +32,8 @@ FIXTURES = Path(__file__).parent / "fixtures" / "github"
 @pytest.fixture
 def hub(httpserver, monkeypatch):
     fake = FakeGitHub(httpserver.url_for("/"))
+    # the HTTP server dates its answers by the fake's clock, as GitHub dates them by its own
+    monkeypatch.setattr(BaseHTTPRequestHandler, "date_time_string", lambda *_: fake.date())
     monkeypatch.setenv("GITHUB_API_URL", httpserver.url_for("/"))
     monkeypatch.setenv("GITHUB_GRAPHQL_URL", httpserver.url_for("/graphql"))
     httpserver.expect_request("/graphql", method="POST").respond_with_handler(fake)
@@ -121,22 +124,23 @@ def test_threads_and_timelines_land_as_facts_with_texts_apart(hub, con, capfd):
 
 def test_a_refresh_with_nothing_changed_asks_once_and_a_changed_thread_is_read_again(hub, con):
     record(hub)
+    hub.clock = stamp(5)
     run(con)
     hub.log.clear()
     assert run(con)["timelines"] == 0
-    assert [k for k, *_ in hub.log] == ["issues"]  # the last thread comes back: unchanged
-    assert hub.log[0][2]["since"] == "2025-01-02T00:02:30Z"  # from the last change landed
-    hub.log.clear()
-    assert run(con)["unchanged pages"] == 1  # the same question again: 304
-    assert hub.log[0][3]["If-None-Match"]
+    assert [k for k, *_ in hub.log] == ["issues"]  # one question, nothing changed since
+    assert hub.log[0][2]["since"] == "2025-01-05T23:55:00Z"  # when the listing began, less 5 min
     hub.repo(SLUG).threads[7]["updated_at"] = stamp(9)
     hub.repo(SLUG).timelines[7].append(comment(99, "synthetic-maintainer", stamp(9)))
+    hub.clock = stamp(10)
     hub.log.clear()
     got = run(con)
-    assert (got["threads"], got["timelines"]) == (2, 1)  # 7, and 150 again (since is inclusive)
+    assert (got["threads"], got["timelines"]) == (1, 1)
     assert [k for k, *_ in hub.log] == ["issues", "timeline"]
     assert len(landed(con, "github__timelines")["TRL:7"]["events"]) == 2
     assert versions(con, "github__timelines") == 2  # thread 7's new version; nothing else
+    hub.log.clear()
+    assert run(con)["threads"] == 0 and hub.log[0][2]["since"] == "2025-01-10T23:55:00Z"
 
 
 def test_an_explicit_since_asks_again_and_unchanged_pages_follow_their_stored_next_link(hub, con):
@@ -200,10 +204,34 @@ def test_a_page_cut_off_mid_json_keeps_what_landed_and_resumes(hub, con):
     hub._issues = original
     hub.log.clear()
     run(con)
-    assert hub.log[0][2]["since"] == stamp(1, 100)  # from the last change landed
+    assert "since" not in hub.log[0][2]  # the listing did not finish: the same window again
     assert len(landed(con)) == 150 and len(landed(con, "github__timelines")) == 150
     assert versions(con) == 1 and versions(con, "github__timelines") == 1  # nothing twice
-    assert hub.count("timeline") == 50  # thread 100 is listed again but unchanged: not asked
+    assert hub.count("timeline") == 50  # the first page is listed again but unchanged: not asked
+
+
+@pytest.mark.parametrize("stop_at_page", [2, 3])
+def test_an_unordered_listing_interrupted_anywhere_then_resumed_lands_every_thread_once(
+    hub, con, stop_at_page
+):
+    record(hub, threads=250)  # three pages, listed in an order unrelated to updated_at
+    hub.unordered = True
+    hub.trouble["issues"] = []
+    original = hub._issues
+
+    def fail_page(request, slug):
+        if request.args.get("page") == str(stop_at_page):
+            return Response("down", status=502)
+        return original(request, slug)
+
+    hub._issues = fail_page
+    with pytest.raises(TrackerError, match="failed"):
+        run(con, github.Client(SECRET, retries=0, backoff=0))
+    assert len(landed(con)) == 100 * (stop_at_page - 1)
+    hub._issues = original
+    run(con)
+    assert len(landed(con)) == 250 and len(landed(con, "github__timelines")) == 250
+    assert versions(con) == 1 and versions(con, "github__timelines") == 1
 
 
 def test_an_interrupted_run_resumes_without_losing_or_duplicating(hub, con):
@@ -306,8 +334,12 @@ def test_discussions_page_by_cursor_with_all_comments_and_resume_after_the_store
     assert (sixty["kind"], sixty["answered"], sixty["category"]) == ("discussion", True, "Q&A")
     events = landed(con, "github__timelines")["TRL:60"]["events"]
     assert len(events) == 120 and [e["is_answer"] for e in events].count(True) == 1
-    # listing page 1, page 2 failed, page 2 again, then the rest of discussion 60's comments
-    assert calls == [None, "50", "50", "50"]
+    # page 1, page 2 failed; the listing again from its start (page 1's discussions are
+    # unchanged: landed already), page 2, then the rest of discussion 60's comments
+    assert calls == [None, "50", None, "50", "50"]
+    calls.clear()
+    assert github.ingest_discussions(con, client(), "TRL", SLUG) == {"discussions": 0}
+    assert calls == ["60"]  # after the last complete listing
 
 
 def test_a_graphql_answer_with_errors_is_a_clear_error(hub, con):
@@ -382,3 +414,68 @@ def test_the_command_ingests_each_framework_and_names_the_one_that_failed(hub, w
     assert "Traceback" not in failed.stderr
     missing = tracker("ingest", "github", env={**env, "GITHUB_TOKEN": ""})
     assert missing.returncode != 0 and "set GITHUB_TOKEN" in missing.stderr
+
+
+@pytest.fixture
+def elsewhere():
+    """A second local server on another port: it records whatever reaches it."""
+    from pytest_httpserver import HTTPServer
+
+    server = HTTPServer(host="localhost", port=0)
+    server.expect_request(re.compile(".*")).respond_with_data("[]", content_type="application/json")
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.mark.parametrize("where", ["port", "host", "scheme"])
+@pytest.mark.parametrize("how", ["link", "redirect"])
+def test_the_token_goes_only_to_the_configured_host(hub, con, httpserver, elsewhere, where, how):
+    record(hub, threads=2)
+    target = {
+        "port": elsewhere.url_for("/steal"),
+        "host": f"http://127.0.0.1:{httpserver.port}/steal",
+        "scheme": f"https://localhost:{httpserver.port}/steal",
+    }[where]
+    original = hub._issues
+
+    def send_elsewhere(request, slug):
+        if how == "redirect":
+            return Response(status=307, headers={"Location": target})
+        response = original(request, slug)
+        response.headers["Link"] = f'<{target}>; rel="next"'
+        return response
+
+    hub._issues = send_elsewhere
+    with pytest.raises(TrackerError, match="not a configured API host") as refused:
+        run(con)
+    assert SECRET not in str(refused.value) and "refused, nothing was sent there" in str(
+        refused.value
+    )
+    assert elsewhere.log == []  # nothing at all reached the other port
+    assert all("steal" not in str(args) for _, _, args, _ in hub.log)
+    sent = [headers.get("Authorization") for *_, headers in hub.log]
+    assert sent and set(sent) == {f"Bearer {SECRET}"}  # the configured host gets it, as it should
+
+
+def test_a_redirect_within_the_api_host_is_followed(hub, con, httpserver):
+    record(hub, threads=2)
+    original = hub._issues
+
+    def moved(request, slug):
+        if slug == "old/name":
+            return Response(
+                status=301, headers={"Location": httpserver.url_for(f"/repos/{SLUG}/issues")}
+            )
+        return original(request, slug)
+
+    hub._issues = moved
+    got = github.ingest_threads(con, client(), "TRL", "old/name")
+    assert got["threads"] == 2
+
+
+@pytest.mark.parametrize("answer", ["[]", "null", '"text"', '{"errors": "boom"}'])
+def test_a_graphql_answer_that_is_not_an_object_is_a_clear_error(hub, con, answer):
+    hub.trouble["graphql"] = [Response(answer, content_type="application/json")]
+    with pytest.raises(TrackerError, match="GraphQL answered with"):
+        github.ingest_discussions(con, client(), "TRL", SLUG)

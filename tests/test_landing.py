@@ -3,6 +3,7 @@
 import json
 from datetime import datetime
 
+import duckdb
 import pytest
 
 from ingest.errors import TrackerError
@@ -169,3 +170,74 @@ def test_the_run_log_records_every_count(con):
 def test_landing_into_a_table_without_a_suite_is_refused(con):
     with pytest.raises(TrackerError, match="no expectation suite for raw.arxiv__preprints"):
         land(con, [paper("2501.00001")], entity="preprints")
+
+
+class FullDisk:
+    """A connection whose commit fails as DuckDB's does on a full disk: the transaction is
+    already gone when the error arrives."""
+
+    def __init__(self, con):
+        self.con = con
+
+    def __getattr__(self, name):
+        return getattr(self.con, name)
+
+    def commit(self):
+        self.con.rollback()
+        raise duckdb.IOException("IO Error: Could not write file: No space left on device")
+
+
+def test_a_full_disk_while_landing_is_logged_as_such_and_leaves_nothing(con):
+    with pytest.raises(duckdb.IOException, match="No space left on device"):
+        land(FullDisk(con), [paper("2501.00001")])
+    [(status, error)] = con.execute("select status, error from meta.runs").fetchall()
+    assert status == "failed" and "No space left on device" in error
+    assert con.execute("select count(*) from raw.arxiv__papers").fetchone()[0] == 0
+
+
+VALID = {
+    "git__commits": {
+        "framework": "verl",
+        "sha": "a" * 40,
+        "position": 1,
+        "committed_at": "2025-01-01T00:00:00+00:00",
+        "parent_count": 0,
+    },
+    "git__option_sets": {"framework": "verl", "sha": "a" * 40, "position": 1, "options": []},
+    "git__citations": {
+        "framework": "verl",
+        "arxiv_id": "2507.18071",
+        "path": "README.md",
+        "first_seen_sha": "a" * 40,
+    },
+    "github__threads": {
+        "framework": "verl",
+        "number": 1,
+        "kind": "issue",
+        "created_at": "2025-01-01T00:00:00Z",
+        "updated_at": "2025-01-01T00:00:00Z",
+    },
+    "github__timelines": {"framework": "verl", "number": 1, "events": []},
+}
+REQUIRED = [
+    ("git__commits", "sha"),
+    ("git__option_sets", "sha"),
+    ("git__citations", "arxiv_id"),
+    ("git__citations", "first_seen_sha"),
+    ("github__threads", "number"),
+    ("github__threads", "kind"),
+    ("github__timelines", "number"),
+]
+
+
+@pytest.mark.parametrize(("table", "field"), REQUIRED)
+def test_a_required_id_that_is_null_is_held_back(con, table, field):
+    source, _, entity = table.partition("__")
+    good = Record("k:good", VALID[table], "test", "test/1")
+    bad = Record("k:bad", {**VALID[table], field: None}, "test", "test/1")
+    _, counts = land(con, [good, bad], source, entity)
+    assert (counts.landed, counts.quarantined) == (1, 1)
+    [(key, expectation)] = con.execute(
+        "select record_key, failed_expectation from meta.review_queue"
+    ).fetchall()
+    assert key == "k:bad" and expectation == f"expect_column_values_to_not_be_null({field})"

@@ -171,11 +171,14 @@ def test_a_pool_not_fetched_in_full_is_flagged_incomplete(built):
     assert (complete, fetched) == (False, 0) and days == 546  # the bundled snapshot has no pool
 
 
-def test_the_build_summary_says_the_pool_is_incomplete_and_how_many_need_labels(built, monkeypatch):
+def test_the_build_summary_says_the_pool_is_incomplete_and_how_many_need_labels(built):
     from ingest.build import pool_summary
 
     warehouse, _ = built
-    monkeypatch.setenv("TRACKER_WAREHOUSE", str(warehouse))
-    summary = pool_summary()
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        summary = pool_summary(con)
+    finally:
+        con.close()
     assert summary.startswith("pool: INCOMPLETE (0 of 546 days fetched)")
     assert "need a reviewed label (intermediate.labels_needed)" in summary

@@ -2,8 +2,11 @@
 
 import io
 import json
+import re
 import shutil
 import socket
+import subprocess
+import sys
 import tarfile
 import threading
 import zipfile
@@ -18,16 +21,19 @@ from tests.conftest import ROOT
 
 
 def tables(path):
+    """The marts of an installed release (they live in its ``marts`` schema)."""
     con = duckdb.connect(str(path), read_only=True)
     try:
         names = [
             r[0]
-            for r in con.execute("select table_name from duckdb_tables() order by 1").fetchall()
+            for r in con.execute(
+                "select table_name from duckdb_tables() where schema_name = 'marts' order by 1"
+            ).fetchall()
         ]
         return {
             n: (
-                con.execute(f"describe {n}").fetchall(),
-                con.execute(f"select * from {n} order by all").fetchall(),
+                con.execute(f"describe marts.{n}").fetchall(),
+                con.execute(f"select * from marts.{n} order by all").fetchall(),
             )
             for n in names
         }
@@ -49,16 +55,23 @@ def marts(warehouse):
         con.close()
 
 
-def test_two_builds_from_the_same_snapshot_give_identical_release_files(
+def test_two_builds_from_the_same_snapshot_give_identical_release_report_and_site(
     built, tmp_path, monkeypatch
 ):
     _, first = built
     monkeypatch.setenv("TRACKER_WAREHOUSE", str(tmp_path / "second.duckdb"))
     build.build(ROOT / "snapshot", tmp_path / "release")
-    files = sorted(p.name for p in first.iterdir())
-    assert files == sorted(p.name for p in (tmp_path / "release").iterdir())
-    for name in files:
-        assert (first / name).read_bytes() == (tmp_path / "release" / name).read_bytes(), name
+    for folder in ("release", "report", "site"):
+        one, two = files_of(first.parent / folder), files_of(tmp_path / folder)
+        assert sorted(one) == sorted(two), folder
+        for name in one:
+            assert one[name] == two[name], f"{folder}/{name} differs between builds"
+
+
+def files_of(folder):
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+    }
 
 
 def test_the_manifest_documents_every_table_and_column(built):
@@ -209,11 +222,224 @@ def test_an_http_download_that_fails_midway_installs_nothing(built, tmp_path, ht
     assert not into.exists()
 
 
-def test_a_manifest_with_unsafe_names_is_refused(built, tmp_path):
-    _, rel = built
+def edited(rel, tmp_path, edit=None, text=None):
+    """A copy of the release whose manifest was changed by ``edit`` (or replaced by ``text``)."""
     copy = shutil.copytree(rel, tmp_path / "rel")
     manifest = json.loads((copy / "manifest.json").read_text())
-    manifest["tables"]["frameworks"]["columns"][0]["type"] = "VARCHAR); drop table x; --"
-    (copy / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(TrackerError, match="unsafe names or types"):
+    if edit:
+        edit(manifest["tables"], str(tmp_path / "pwned.csv"))
+    (copy / "manifest.json").write_text(text or json.dumps(manifest))
+    return copy
+
+
+def inject(pwn):
+    return f"x); copy (select 42) to '{pwn}' (format csv); --"
+
+
+def first_column(key, value):
+    def edit(tables, pwn):
+        tables["frameworks"]["columns"][0][key] = value(pwn) if callable(value) else value
+
+    return edit
+
+
+def rename_table(tables, pwn):
+    tables[inject(pwn)] = tables.pop("frameworks")
+
+
+def pk(tables, pwn):
+    tables["frameworks"]["primary_key"] = [inject(pwn)]
+
+
+def file_path(value):
+    def edit(tables, _):
+        tables["frameworks"]["files"]["parquet"]["path"] = value
+
+    return edit
+
+
+def swap_columns(tables, _):
+    columns = tables["frameworks"]["columns"]
+    columns[0], columns[1] = columns[1], columns[0]
+
+
+def same_file(tables, _):
+    tables["methods"]["files"]["parquet"] = tables["frameworks"]["files"]["parquet"]
+
+
+HOSTILE = {
+    "table name": (rename_table, "is not a plain name"),
+    "column name": (first_column("name", inject), "is not a plain name"),
+    "type": (first_column("type", inject), "unknown type"),
+    "type with a clause": (first_column("type", "VARCHAR CHECK(1)"), "unknown type"),
+    "unknown type": (first_column("type", "GEOMETRY"), "unknown type"),
+    "primary key": (pk, "primary_key .* is not a list of its columns"),
+    "nullable": (first_column("nullable", "no; drop"), "nullable is not true/false"),
+    "path outside": (file_path("../../etc/passwd"), "is not a plain name"),
+    "absolute path": (file_path("/etc/passwd"), "is not a plain name"),
+    "checksum": (
+        lambda t, _: t["frameworks"]["files"]["csv"].update(sha256="'; drop"),
+        "no sha256",
+    ),
+    "rows": (lambda t, _: t["frameworks"].update(rows="7; drop"), "rows is not a number"),
+    "wrong row count": (lambda t, _: t["frameworks"].update(rows=70), "has 7 rows, the manifest"),
+    "swapped columns": (swap_columns, "its Parquet file holds columns"),
+    "wrong type": (first_column("type", "INTEGER"), "its Parquet file holds columns"),
+    "missing column": (lambda t, _: t["frameworks"]["columns"].pop(), "its Parquet file holds"),
+    "duplicate column": (
+        lambda t, _: t["frameworks"]["columns"].append(t["frameworks"]["columns"][0]),
+        "names a column twice",
+    ),
+    "one file for two tables": (same_file, "one file for two tables"),
+    "no tables": (lambda t, _: t.clear(), "not a release manifest"),
+    "description control": (
+        lambda t, _: t["frameworks"].update(description="a\x00b"),
+        "description is not plain text",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_a_hostile_manifest_is_refused_and_writes_nothing(built, tmp_path, case):
+    _, rel = built
+    edit, message = HOSTILE[case]
+    copy = edited(rel, tmp_path, edit)
+    into = tmp_path / "got.duckdb"
+    with pytest.raises(TrackerError, match=message) as refused:
+        download.download(str(copy), into)
+    assert "nothing was installed" in str(refused.value)
+    assert not into.exists() and not (tmp_path / ".got.duckdb.partial").exists()
+    assert not (tmp_path / "pwned.csv").exists()
+
+
+def test_a_manifest_naming_a_table_twice_is_refused(built, tmp_path):
+    _, rel = built
+    text = (rel / "manifest.json").read_text()
+    entry = json.dumps(json.loads(text)["tables"]["frameworks"])
+    twice = text.replace('"tables": {', '"tables": {"frameworks": ' + entry + ", ", 1)
+    copy = edited(rel, tmp_path, text=twice)
+    with pytest.raises(TrackerError, match="names frameworks twice"):
         download.download(str(copy), tmp_path / "got.duckdb")
+    assert not (tmp_path / "got.duckdb").exists()
+
+
+def test_a_link_in_a_release_folder_is_refused(built, tmp_path):
+    _, rel = built
+    copy = shutil.copytree(rel, tmp_path / "rel")
+    (copy / "frameworks.csv").unlink()
+    (copy / "frameworks.csv").symlink_to(rel / "frameworks.csv")
+    with pytest.raises(TrackerError, match="is a link, not a file of the release"):
+        download.download(str(copy), tmp_path / "got.duckdb")
+
+
+def test_descriptions_with_quotes_are_installed_as_text_and_run_nothing(built, tmp_path):
+    _, rel = built
+
+    def describe(tables, pwn):
+        tables["frameworks"]["description"] = inject(pwn) + " it's ''quoted'' $$"
+        tables["frameworks"]["columns"][0]["description"] = "'; " + inject(pwn)
+
+    copy = edited(rel, tmp_path, describe)
+    download.download(str(copy), tmp_path / "got.duckdb")
+    con = duckdb.connect(str(tmp_path / "got.duckdb"), read_only=True)
+    try:
+        [(comment,)] = con.execute(
+            "select comment from duckdb_tables() where table_name = 'frameworks'"
+        ).fetchall()
+    finally:
+        con.close()
+    assert comment == inject(str(tmp_path / "pwned.csv")) + " it's ''quoted'' $$"
+    assert not (tmp_path / "pwned.csv").exists()
+
+
+def reader(path):
+    """Another process holding ``path`` open read-only."""
+    code = (
+        "import duckdb, sys, time; c = duckdb.connect(sys.argv[1], read_only=True); "
+        "print('ready', flush=True); time.sleep(60)"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE)
+    assert holder.stdout.readline().strip() == b"ready"
+    return holder
+
+
+def test_the_live_warehouse_is_never_replaced_by_accident(built, tmp_path, monkeypatch):
+    warehouse, rel = built
+    live = tmp_path / "live.duckdb"
+    shutil.copy(warehouse, live)
+    monkeypatch.setenv("TRACKER_WAREHOUSE", str(live))
+    before = live.read_bytes()
+    with pytest.raises(TrackerError, match="is the tracker's warehouse .*pass --replace"):
+        download.download(str(rel), live)
+    assert live.read_bytes() == before
+    holder = reader(live)
+    try:
+        with pytest.raises(TrackerError, match=f"is open in process {holder.pid}"):
+            download.download(str(rel), live, replace=True)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert live.read_bytes() == before
+    download.download(str(rel), live, replace=True)  # asked for explicitly, and nobody holds it
+    assert tables(live) == marts(warehouse)
+
+
+def test_a_duckdb_file_download_did_not_make_is_kept_unless_replace(built, tmp_path):
+    _, rel = built
+    theirs = tmp_path / "theirs.duckdb"
+    con = duckdb.connect(str(theirs))
+    con.execute("create table notes as select 'mine' as text")
+    con.close()
+    before = theirs.read_bytes()
+    with pytest.raises(TrackerError, match="is not a release `tracker download` installed"):
+        download.download(str(rel), theirs)
+    assert theirs.read_bytes() == before
+    (tmp_path / "text.duckdb").write_text("not a database")
+    with pytest.raises(TrackerError, match="is not a release"):
+        download.download(str(rel), tmp_path / "text.duckdb")
+    with pytest.raises(TrackerError, match="is a folder"):
+        download.download(str(rel), tmp_path)
+    download.download(str(rel), theirs, replace=True)
+    download.download(str(rel), theirs)  # now it is one download made: replaced freely
+
+
+def test_the_readmes_sql_runs_unchanged_on_a_downloaded_release(built, tmp_path):
+    _, rel = built
+    download.download(str(rel), tmp_path / "got.duckdb")
+    readme = (ROOT / "README.md").read_text()
+    queries = [q for q in re.findall(r"```sql\n(.*?)```", readme, re.S) if "marts." in q]
+    queries = [q for q in queries if not re.search(r"\b(staging|intermediate|meta|raw)\.", q)]
+    assert len(queries) >= 3
+    con = duckdb.connect(str(tmp_path / "got.duckdb"), read_only=True)
+    try:
+        for query in queries:
+            con.execute(query).fetchall()
+        [(version, installed_by)] = con.execute(
+            "select tracker_version, installed_by from meta.release"
+        ).fetchall()
+    finally:
+        con.close()
+    assert version == installed_by
+
+
+def test_a_release_that_loses_more_than_half_a_mart_stops_unless_allowed(built, tmp_path):
+    warehouse, _ = built
+    out = tmp_path / "rel"
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        release.write(con, out)
+        manifest = json.loads((out / "manifest.json").read_text())
+        manifest["tables"]["methods"]["rows"] = 1000  # as if the last release had 1000 methods
+        (out / "manifest.json").write_text(json.dumps(manifest))
+        before = tree_bytes(out)
+        with pytest.raises(TrackerError, match=r"methods \(1000 → 99 rows\).*--allow-shrink"):
+            release.write(con, out)
+        assert tree_bytes(out) == before
+        release.write(con, out, allow_shrink=True)
+    finally:
+        con.close()
+    assert json.loads((out / "manifest.json").read_text())["tables"]["methods"]["rows"] == 99
+
+
+def tree_bytes(folder):
+    return {p.name: p.read_bytes() for p in folder.iterdir()}

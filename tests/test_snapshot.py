@@ -107,3 +107,132 @@ def test_the_bundled_snapshot_is_intact_and_holds_facts_only():
     for records in tables.values():
         for record in records:
             assert not {"abstract", "summary", "body", "message"} & set(record.payload)
+
+
+def manifest_of(folder):
+    return json.loads((folder / "manifest.json").read_text())
+
+
+def rewrite(folder, manifest):
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_a_snapshot_without_a_table_the_models_read_stops_the_load(exported):
+    manifest = manifest_of(exported)
+    entry = manifest["tables"].pop("git__commits")
+    rewrite(exported, manifest)
+    target = fresh()
+    with pytest.raises(TrackerError, match=r"has no raw.git__commits, which the dbt sources read"):
+        snapshot.load(target, exported)
+    assert target.execute("select count(*) from raw.arxiv__papers").fetchone()[0] == 0
+    # a warehouse that already holds the table (from a live ingest) may take such a snapshot
+    target.execute(
+        "insert into raw.git__commits values ('verl:x', 1, '{}', 'sha', 'git', 'o', "
+        "'2025-01-01', 'test', 'run')"
+    )
+    snapshot.load(target, exported)
+    assert entry["file"] == "git__commits.jsonl.gz"
+
+
+def test_the_main_job_on_a_snapshot_missing_a_table_stops_and_names_it(tmp_path):
+    from tests.conftest import tracker
+
+    copy = tmp_path / "snapshot"
+    copy.mkdir()
+    manifest = manifest_of(ROOT / "snapshot")
+    del manifest["tables"]["git__commits"]
+    for entry in manifest["tables"].values():
+        (copy / entry["file"]).write_bytes((ROOT / "snapshot" / entry["file"]).read_bytes())
+    rewrite(copy, manifest)
+    env = {"TRACKER_WAREHOUSE": str(tmp_path / "wh.duckdb"), "PATH": "/usr/bin:/bin"}
+    result = tracker(
+        "build", "--snapshot", str(copy), "--release", str(tmp_path / "release"), env=env
+    )
+    assert result.returncode == 2
+    assert "has no raw.git__commits" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "wh.duckdb").exists() and not (tmp_path / "release").exists()
+
+
+HOSTILE_ENTRIES = {
+    "no file": (lambda m: m["tables"]["arxiv__papers"].pop("file"), "has no 'file'"),
+    "file outside": (
+        lambda m: m["tables"]["arxiv__papers"].update(file="../../../etc/passwd"),
+        "unexpected file",
+    ),
+    "another table's file": (
+        lambda m: m["tables"]["arxiv__papers"].update(file="git__commits.jsonl.gz"),
+        "unexpected file",
+    ),
+    "table injection": (
+        lambda m: m["tables"].update({"x; drop table raw.git__commits; --": {}}),
+        "is not a raw table name",
+    ),
+    "table outside": (
+        lambda m: m["tables"].update({"../../snapshot/manifest": {}}),
+        "is not a raw table name",
+    ),
+    "table without a suite": (
+        lambda m: m["tables"].update({"made__up": {}}),
+        "no expectation suite for raw.made__up",
+    ),
+    "negative records": (
+        lambda m: m["tables"]["arxiv__papers"].update(records=-1),
+        "unexpected records",
+    ),
+    "checksum": (
+        lambda m: m["tables"]["arxiv__papers"].update(sha256="x' or 1=1"),
+        "unexpected sha256",
+    ),
+    "entry not an object": (
+        lambda m: m["tables"].update(arxiv__papers=["x"]),
+        "is not an object",
+    ),
+    "tables not an object": (lambda m: m.update(tables=[]), "is not a snapshot manifest"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_ENTRIES))
+def test_a_hostile_or_broken_manifest_is_one_clear_message_and_lands_nothing(exported, case):
+    edit, message = HOSTILE_ENTRIES[case]
+    manifest = manifest_of(exported)
+    edit(manifest)
+    rewrite(exported, manifest)
+    target = fresh()
+    with pytest.raises(TrackerError, match=message):
+        snapshot.load(target, exported)
+    tables = [r[0] for r in target.execute("select table_name from duckdb_tables()").fetchall()]
+    assert all(
+        target.execute(f"select count(*) from raw.{t}").fetchone()[0] == 0
+        for t in tables
+        if "__" in t
+    )
+
+
+def test_records_that_fail_validation_stop_the_load_naming_the_table(tmp_path):
+    con = fresh()
+    commit = {"framework": "verl", "sha": None, "position": 1, "parent_count": 0}
+    commit["committed_at"] = "2025-01-01T00:00:00+00:00"
+    landed_ok = {**commit, "sha": "a" * 40}
+    with ingest_run(con, "git") as run:
+        for key, payload in (("verl:null", commit), ("verl:ok", landed_ok)):
+            land_batch(con, run, "git", "commits", [paper_like(key, payload)])
+    assert con.execute("select count(*) from raw.git__commits").fetchone()[0] == 1  # null held
+    snapshot.export(con, tmp_path / "snap")
+    with gzip.open(tmp_path / "snap" / "git__commits.jsonl.gz", "rt") as handle:
+        line = json.loads(handle.readline())
+    line["record_key"], line["payload"]["sha"] = "verl:null", None
+    data = gzip.compress((json.dumps(line) + "\n").encode())
+    (tmp_path / "snap" / "git__commits.jsonl.gz").write_bytes(data)
+    manifest = manifest_of(tmp_path / "snap")
+    manifest["tables"]["git__commits"].update(sha256=hashlib.sha256(data).hexdigest(), records=1)
+    rewrite(tmp_path / "snap", manifest)
+    with pytest.raises(
+        TrackerError, match=r"fail validation: raw.git__commits 1; `tracker review`"
+    ):
+        snapshot.load(fresh(), tmp_path / "snap")
+
+
+def paper_like(key, payload):
+    from ingest.landing import Record
+
+    return Record(key, payload, "test", "test/1")

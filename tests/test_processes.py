@@ -1,0 +1,214 @@
+"""Killed means stopped: `kill -9` of the tracker takes its workers and its dbt child with it,
+and the next run marks the dead run interrupted and lands exactly what an uninterrupted run
+lands. Histories here are SYNTHETIC, written with git fast-import."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+
+from tests.conftest import ROOT
+
+RAW = ("git__commits", "git__option_sets", "git__citations")
+
+
+def synthetic_history(path: Path, commits: int) -> Path:
+    """A repository whose every commit changes verl's policy-loss registry (a seed location)."""
+    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
+    stream = []
+    for i in range(1, commits + 1):
+        text = (
+            f"# revision {i}\n".encode()
+            + "".join(  # every blob differs: each is read
+                f'@register_policy_loss("synthetic_{j}")\ndef f_{j}():\n    pass\n\n'
+                for j in range(i % 30 + 1)
+            ).encode()
+        )
+        stream += [
+            b"commit refs/heads/main\n",
+            b"committer Synthetic <synthetic@example.org> %d +0000\n" % (1735689600 + i * 60),
+            b"data 9\nsynthetic\n",
+            b"M 100644 inline verl/trainer/ppo/core_algos.py\n",
+            b"data %d\n%s\n" % (len(text), text),
+        ]
+    subprocess.run(["git", "fast-import", "--quiet"], input=b"".join(stream), cwd=path, check=True)
+    return path
+
+
+def start(*args: str, warehouse: Path) -> subprocess.Popen:
+    env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "ingest.cli", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def descendants(pid: int) -> dict[int, str]:
+    """Every live process below ``pid``, with its command line."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = {}, [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found[child] = command_line(child)
+            todo.append(child)
+    return {p: c for p, c in found.items() if alive(p)}
+
+
+def command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def alive(pid: int) -> bool:
+    """Running, not a zombie waiting to be reaped."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def wait_for(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def kill_when(process: subprocess.Popen, ready, seconds: float = 120) -> dict[int, str]:
+    """Wait until ``ready(descendants)``, then kill -9 the tracker; return its descendants."""
+    assert wait_for(lambda: ready(descendants(process.pid)), seconds), "never got there"
+    below = descendants(process.pid)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    return below
+
+
+def landed(warehouse: Path) -> dict[str, list]:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return {
+            t: con.execute(
+                f"select record_key, record_version, content_sha256 from raw.{t} order by all"
+            ).fetchall()
+            for t in RAW
+        }
+    finally:
+        con.close()
+
+
+def runs(warehouse: Path) -> list[tuple]:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return con.execute("select command, status, error from meta.runs order by all").fetchall()
+    finally:
+        con.close()
+
+
+def two_walks(repo: Path) -> list[str]:
+    """Two frameworks walked at once, by two worker processes."""
+    return [
+        "ingest", "frameworks", "--jobs", "2",
+        "--framework", "verl", "--repo", f"verl={repo}",
+        "--framework", "TRL", "--repo", f"TRL={repo}",
+    ]  # fmt: skip
+
+
+def walking(below: dict[int, str]) -> bool:
+    """Both workers (forks of the tracker, with its command line) are alive."""
+    return sum("ingest.cli" in command for command in below.values()) >= 2
+
+
+def test_kill_9_of_an_ingest_stops_its_workers_and_the_next_run_lands_it_all_once(tmp_path):
+    args = two_walks(synthetic_history(tmp_path / "repo", 8000))
+    killed = tmp_path / "killed.duckdb"
+    ingest = start(*args, warehouse=killed)
+    workers = kill_when(ingest, walking)
+    assert walking(workers)  # both walks were under way
+    assert wait_for(lambda: not [p for p in workers if alive(p)], 2), {
+        p: c for p, c in workers.items() if alive(p)
+    }
+    again = start(*args, warehouse=killed)
+    assert again.wait(timeout=300) == 0
+    whole = tmp_path / "whole.duckdb"
+    assert start(*args, warehouse=whole).wait(timeout=300) == 0
+    after_kill, uninterrupted = landed(killed), landed(whole)
+    assert after_kill == uninterrupted
+    assert len(uninterrupted["git__commits"]) == 16000
+    assert all(status in ("succeeded", "interrupted") for _, status, _ in runs(killed))
+
+
+def test_kill_9_of_a_build_stops_dbt_and_the_next_build_succeeds(tmp_path):
+    warehouse = tmp_path / "tracker.duckdb"
+    release = str(tmp_path / "out" / "release")
+    build = start("build", "--release", release, warehouse=warehouse)
+    below = kill_when(build, lambda b: any("dbt.cli.main" in c for c in b.values()))
+    dbt = [p for p, c in below.items() if "dbt.cli.main" in c]
+    assert dbt and wait_for(lambda: not [p for p in dbt if alive(p)], 10)
+    assert not warehouse.exists()  # nothing was published
+    assert start("build", "--release", release, warehouse=warehouse).wait(timeout=600) == 0
+    assert json.loads((tmp_path / "out" / "release" / "manifest.json").read_text())["tables"]
+
+
+DIES_MID_RUN = """
+import sys, time
+from ingest.landing import ingest_run
+from ingest.warehouse import writing
+with writing("snapshot load") as work:
+    con = work.connect()
+    with ingest_run(con, "snapshot", "snapshot load (killed)"):
+        print("ready", flush=True)
+        time.sleep(60)
+"""
+
+
+def test_a_run_left_running_by_a_killed_process_is_marked_interrupted(tmp_path):
+    warehouse = tmp_path / "tracker.duckdb"
+    env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse)}
+    doomed = subprocess.Popen(
+        [sys.executable, "-c", DIES_MID_RUN], cwd=ROOT, env=env, stdout=subprocess.PIPE
+    )
+    assert doomed.stdout.readline().strip() == b"ready"
+    doomed.kill()
+    doomed.wait()
+    load = start("snapshot", "load", warehouse=warehouse)
+    time.sleep(3)  # somewhere in the middle of reading, validating or landing
+    load.kill()
+    load.wait()
+    assert start("snapshot", "load", warehouse=warehouse).wait(timeout=300) == 0
+    logged = runs(warehouse)
+    assert ("snapshot load (killed)", "interrupted") in [(c, s) for c, s, _ in logged]
+    assert "killed?" in next(e for c, _, e in logged if c == "snapshot load (killed)")
+    assert "running" not in [s for _, s, _ in logged]
+    whole = tmp_path / "whole.duckdb"
+    assert start("snapshot", "load", warehouse=whole).wait(timeout=300) == 0
+    assert landed(warehouse) == landed(whole)
+
+
+def test_sigterm_stops_an_ingest_like_ctrl_c_with_its_workers(tmp_path):
+    warehouse = tmp_path / "tracker.duckdb"
+    ingest = start(*two_walks(synthetic_history(tmp_path / "repo", 8000)), warehouse=warehouse)
+    assert wait_for(lambda: walking(descendants(ingest.pid)), 60)
+    workers = descendants(ingest.pid)
+    ingest.send_signal(signal.SIGTERM)
+    assert ingest.wait(timeout=10) == 130
+    assert wait_for(lambda: not [p for p in workers if alive(p)], 2)
+    assert "running" not in [s for _, s, _ in runs(warehouse)]
