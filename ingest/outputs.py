@@ -136,7 +136,7 @@ def replacing(target: Path, kind: str) -> Iterator[Path]:
             raise
     except (OSError, duckdb.IOException) as exc:
         raise TrackerError(
-            f"writing {target} failed: {_reason(exc)}; the previous {target.name} is unchanged"
+            f"writing {target} failed: {_reason(exc)}; nothing at {target} was changed"
         ) from None
     finally:
         shutil.rmtree(stage, ignore_errors=True)
