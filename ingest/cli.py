@@ -25,7 +25,7 @@ from ingest import (
     site,
     snapshot,
 )
-from ingest.errors import TrackerError
+from ingest.errors import TrackerError, reason
 from ingest.landing import ensure_all_raw_tables, held_back, ingest_run, land_batch
 from ingest.warehouse import PROJECT_ROOT, connect, warehouse_path, writer
 
@@ -390,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
         if not _environmental(exc):
             raise
         print(
-            f"tracker: error: {_reason(exc)}: free space or choose a writable place, then run "
+            f"tracker: error: {reason(exc)}: free space or choose a writable place, then run "
             "the command again (what had landed is kept)",
             file=sys.stderr,
         )
@@ -417,12 +417,6 @@ ENVIRONMENT = tuple(
 def _environmental(exc: BaseException) -> bool:
     """A failure of the machine (a full, read-only or failing disk), not of the tracker."""
     return isinstance(exc, OSError) or any(text in str(exc) for text in ENVIRONMENT)
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
-    return str(exc).splitlines()[0]
 
 
 if __name__ == "__main__":

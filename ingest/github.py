@@ -123,8 +123,8 @@ class Client:
         )
 
     def _allowed(self, url: str) -> None:
-        if origin(url) not in self.origins:
-            scheme, host, port = origin(url)
+        scheme, host, port = found = origin(url)
+        if found not in self.origins:
             raise TrackerError(
                 f"GitHub sent the tracker to {scheme}://{host}:{port}, which is not a configured "
                 "API host (GITHUB_API_URL, GITHUB_GRAPHQL_URL): refused, nothing was sent there"
@@ -324,13 +324,7 @@ def ingest_threads(
     """Land a framework's issues and pull requests changed since ``since`` (default: the resume
     point after the last complete listing), each with its timeline."""
     ensure_all_raw_tables(con)
-    payloads = latest_payloads(
-        con,
-        "github__threads",
-        "where payload ->> 'framework' = ? and payload ->> 'kind' <> 'discussion'",
-        [framework],
-    )
-    landed = {t["number"]: t["updated_at"] for t in (json.loads(p) for _, p in payloads)}
+    landed = _landed_updates(con, framework, discussions=False)
     resume = _cursor(con, framework, "issues")
     resume_at = _when(resume) if resume else None
     window = since or resume_at
@@ -371,6 +365,17 @@ def ingest_threads(
         if began and (since is None or resume_at is None or since <= resume_at):
             _save_cursor(con, framework, "issues", (began - CLOCK_MARGIN).isoformat())
     return got
+
+
+def _landed_updates(con: duckdb.DuckDBPyConnection, framework: str, discussions: bool) -> dict:
+    """Number → updated_at of the framework's threads landed (discussions, or the others)."""
+    payloads = latest_payloads(
+        con,
+        "github__threads",
+        "where payload ->> 'framework' = ? and (payload ->> 'kind' = 'discussion') = ?",
+        [framework, discussions],
+    )
+    return {t["number"]: t["updated_at"] for t in (json.loads(p) for _, p in payloads)}
 
 
 def _cursor(con: duckdb.DuckDBPyConnection, framework: str, resource: str) -> str | None:
@@ -543,13 +548,7 @@ def ingest_discussions(
     not change since it landed is not asked for its further comments again."""
     ensure_all_raw_tables(con)
     owner, name = repository.split("/", 1)
-    payloads = latest_payloads(
-        con,
-        "github__threads",
-        "where payload ->> 'framework' = ? and payload ->> 'kind' = 'discussion'",
-        [framework],
-    )
-    landed = {t["number"]: t["updated_at"] for t in (json.loads(p) for _, p in payloads)}
+    landed = _landed_updates(con, framework, discussions=True)
     after, seen = _cursor(con, framework, "discussions"), 0
     origin_ = f"graphql:{repository}/discussions"
     with ingest_run(con, "github", f"ingest github discussions {framework}") as run:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 
-from ingest.errors import TrackerError
+from ingest.errors import TrackerError, reason
 
 log = logging.getLogger(__name__)
 
@@ -136,14 +136,8 @@ def replacing(target: Path, kind: str) -> Iterator[Path]:
             raise
     except (OSError, duckdb.IOException) as exc:
         raise TrackerError(
-            f"writing {target} failed: {_reason(exc)}; nothing at {target} was changed"
+            f"writing {target} failed: {reason(exc)}; nothing at {target} was changed"
         ) from None
     finally:
         shutil.rmtree(stage, ignore_errors=True)
         shutil.rmtree(old, ignore_errors=True)
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return f"{exc.strerror} ({exc.filename})" if exc.filename else exc.strerror
-    return str(exc).splitlines()[0]

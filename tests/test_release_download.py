@@ -431,15 +431,11 @@ def test_a_release_that_loses_more_than_half_a_mart_stops_unless_allowed(built, 
         manifest = json.loads((out / "manifest.json").read_text())
         manifest["tables"]["methods"]["rows"] = 1000  # as if the last release had 1000 methods
         (out / "manifest.json").write_text(json.dumps(manifest))
-        before = tree_bytes(out)
+        before = files_of(out)
         with pytest.raises(TrackerError, match=r"methods \(1000 → 99 rows\).*--allow-shrink"):
             release.write(con, out)
-        assert tree_bytes(out) == before
+        assert files_of(out) == before
         release.write(con, out, allow_shrink=True)
     finally:
         con.close()
     assert json.loads((out / "manifest.json").read_text())["tables"]["methods"]["rows"] == 99
-
-
-def tree_bytes(folder):
-    return {p.name: p.read_bytes() for p in folder.iterdir()}
