@@ -31,10 +31,11 @@ from ingest.warehouse import PROJECT_ROOT, connect, warehouse_path, writer
 
 
 def _print_table(headers: list[str], rows: list[tuple]) -> None:
+    """Columns padded to their widest cell; nothing is cut (a terminal wraps long lines)."""
     cells = [headers] + [["" if v is None else str(v) for v in row] for row in rows]
-    widths = [min(60, max(len(r[i]) for r in cells)) for i in range(len(headers))]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     for row in cells:
-        print("  ".join(v[:60].ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
 
 
 def cmd_build(args: argparse.Namespace) -> None:
@@ -79,19 +80,23 @@ def cmd_download(args: argparse.Namespace) -> None:
     print(f"query it with: duckdb {args.into}")
 
 
-def cmd_method(args: argparse.Namespace) -> None:
+def cmd_method(args: argparse.Namespace) -> int:
+    """Exit 0 with the card(s) or a list of near matches, 1 when nothing matches."""
     con = connect(read_only=True)
-    found = method_card.find(con, args.query)
-    if not found:
-        raise TrackerError(
-            f"no method matches {args.query!r}: try an id (gspo), an arXiv id (2507.18071) or "
-            "part of a name; `select method_id, name from marts.methods` lists them all"
-        )
-    if len(found) > 1:
-        print(f"{len(found)} methods match {args.query!r}; ask for one of them:")
-        _print_table(["method", "name"], found)
-        return
-    print(method_card.card(con, found[0][0]))
+    cards, near = method_card.find(con, args.query)
+    if cards:
+        print("\n\n".join(method_card.card(con, method_id) for method_id, _ in cards))
+        return 0
+    if near:
+        print(f"{len(near)} methods match {args.query!r}; ask for one of them:")
+        _print_table(["method", "name"], near)
+        return 0
+    print(
+        f"tracker: no method matches {args.query!r}: try an id (gspo), an arXiv id (2507.18071) "
+        "or part of a name; `select method_id, name from marts.methods` lists them all",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def cmd_review(args: argparse.Namespace) -> None:
@@ -382,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     _log_to_stderr()
     processes.stop_on_termination()
     try:
-        args.func(args)
+        return args.func(args) or 0
     except TrackerError as exc:
         print(f"tracker: error: {exc}", file=sys.stderr)
         return 2
@@ -398,7 +403,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tracker: interrupted; batches that had not committed left nothing", file=sys.stderr)
         return 130
-    return 0
 
 
 def _log_to_stderr() -> None:

@@ -23,6 +23,12 @@ Kinds (the ``extractor`` column of the ``algorithm_locations`` seed):
 - ``functions``: names of the module's top-level functions matching a glob (``*_penalty``).
 - ``constant``: the strings of a list/tuple/set literal assigned to a name (``SUPPORTED_MODES``)
   or to an attribute in a class (``RouterReplayConfig.valid_modes``, e.g. in ``__post_init__``).
+- ``behaviour``: a method implemented without an option, so that its landing is dated where the
+  code first does it: ``def:NAME`` (a function or class; ``Class.method`` for a method) exists,
+  ``default:FUNC.PARAM=VALUE`` (a parameter's default in the signature is VALUE), or
+  ``body:NAME~REGEX`` (the body of that function or class matches the regular expression, e.g.
+  a loss summed over all tokens and divided by their count). One observation of the field with an
+  empty value while it holds.
 """
 
 import ast
@@ -388,7 +394,73 @@ def functions(source: str, selector: str, field: str) -> list[Observation]:
     return _choices(names, field, None)
 
 
+def _definitions(tree: ast.Module) -> Iterator[tuple[str, ast.AST]]:
+    """(qualified name, node) of every function and class, methods as ``Class.method``."""
+    stack: list[tuple[str, ast.AST]] = [("", tree)]
+    while stack:
+        prefix, node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{child.name}"
+                yield name, child
+                stack.append((f"{name}.", child))
+            elif isinstance(child, ast.If | ast.Try):  # definitions under `if`/`try` at a level
+                stack.append((prefix, child))
+
+
+def _parameter_default(node: ast.AST, parameter: str) -> Any:
+    """The default of ``parameter`` in a function's signature, as text; None if it has none."""
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
+    arguments = node.args
+    positional = arguments.posonlyargs + arguments.args
+    with_defaults = positional[len(positional) - len(arguments.defaults) :]
+    pairs = list(zip(with_defaults, arguments.defaults, strict=True))
+    pairs += [
+        (a, d)
+        for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+        if d is not None
+    ]
+    for argument, default in pairs:
+        if argument.arg == parameter:
+            value = _literal(default)
+            return value if isinstance(value, str) else _text(value)
+    return None
+
+
+def behaviour(source: str, selector: str, field: str) -> list[Observation]:
+    form, _, wanted = selector.partition(":")
+    if form == "body":
+        name, _, pattern = wanted.partition("~")
+    else:
+        name, _, expected = wanted.partition("=")
+    if form == "default":
+        name, _, parameter = name.rpartition(".")
+    if form not in ("def", "default", "body") or name.rsplit(".", 1)[-1] not in source:
+        return []
+    lines = source.splitlines()
+    for qualified, node in _definitions(_parse_python(source)):
+        if qualified != name:
+            continue
+        if (
+            form == "def"
+            or (form == "default" and _parameter_default(node, parameter) == expected)
+            or (
+                form == "body"
+                and _regex(pattern).search("\n".join(lines[node.lineno - 1 : node.end_lineno]))
+            )
+        ):
+            return [Observation(field, "", None, None)]
+    return []
+
+
+@lru_cache(maxsize=64)
+def _regex(pattern: str) -> re.Pattern:
+    return re.compile(pattern)
+
+
 EXTRACTORS = {
+    "behaviour": behaviour,
     "registry": registry,
     "enum": enum,
     "compare": compare,

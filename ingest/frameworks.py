@@ -20,7 +20,15 @@ import git
 
 from ingest import processes
 from ingest.errors import TrackerError
-from ingest.git_history import INGESTER_VERSION, Location, Mined, Miner, State, open_repository
+from ingest.git_history import (
+    INGESTER_VERSION,
+    ConfigSource,
+    Location,
+    Mined,
+    Miner,
+    State,
+    open_repository,
+)
 from ingest.git_history import resolve_branch as branch_ref
 from ingest.landing import (
     Record,
@@ -56,6 +64,14 @@ def locations(framework: str) -> list[Location]:
         for r in read_seed("algorithm_locations")
         if r["framework"] == framework
     ]
+
+
+def config_sources(framework: str) -> tuple[ConfigSource, ...]:
+    return tuple(
+        ConfigSource(r["path_pattern"], r["syntax"])
+        for r in read_seed("config_sources")
+        if r["framework"] == framework
+    )
 
 
 def cache_dir() -> Path:
@@ -139,7 +155,7 @@ def plan(con: duckdb.DuckDBPyConnection, framework: str, source: str | None) -> 
 def mine(plan: Plan) -> Mined:
     """Walk the history (no warehouse needed: this runs in a worker process)."""
     repo = open_repository(Path(plan.git_dir), plan.branch)
-    miner = Miner(repo, plan.framework, locations(plan.framework))
+    miner = Miner(repo, plan.framework, locations(plan.framework), config_sources(plan.framework))
     try:
         return miner.run(plan.ref, plan.state, plan.after)
     except git.GitCommandError as exc:
@@ -165,12 +181,14 @@ def land(con: duckdb.DuckDBPyConnection, plan: Plan, mined: Mined) -> dict:
         sha_key = lambda item: f"{framework}:{item['sha']}"  # noqa: E731
         land_batch(con, run, "git", "option_sets", records(mined.option_sets, sha_key))
         land_batch(con, run, "git", "citations", records(citations.values(), citation_key))
+        land_batch(con, run, "git", "definitions", records(mined.definitions, sha_key))
         land_batch(con, run, "git", "commits", records(mined.commits, sha_key))  # cursor last
     return {
         "framework": framework,
         "commits walked": len(mined.commits),
         "commits touching locations": len(mined.option_sets),
         "citation changes": len(citations),
+        "definitions at the snapshot": sum(len(d["definitions"]) for d in mined.definitions),
         "missing blobs skipped": len(mined.missing_blobs),
         "seconds": round(time.monotonic() - plan.started, 1),
         "run": run.run_id,

@@ -11,7 +11,10 @@ From that walk come three raw entities:
 - ``git__option_sets``: at each commit that touches an algorithm location, every option found
   there (a file that does not parse is recorded and its last good reading kept);
 - ``git__citations``: the citation audit, each arXiv id per file with when it appeared and, if it
-  did, when it went.
+  did, when it went;
+- ``git__definitions``: at the last commit walked (the snapshot), every key, flag and field the
+  framework's configuration declares (ingest/definitions.py), which the settings the tracker
+  tells users to paste are verified against.
 """
 
 import fnmatch
@@ -25,7 +28,7 @@ from pathlib import Path
 
 import git
 
-from ingest import __version__, extractors
+from ingest import __version__, definitions, extractors
 from ingest.errors import TrackerError
 
 INGESTER_VERSION = f"git_history/{__version__}"
@@ -51,6 +54,17 @@ class Location:
 
     def match(self, path: str) -> re.Match | None:
         return _pattern(self.path_pattern).fullmatch(path)
+
+
+@dataclass(frozen=True)
+class ConfigSource:
+    """One row of the config_sources seed: files whose declarations a user's settings meet."""
+
+    path_pattern: str
+    syntax: str  # yaml, classes or tree (ingest/definitions.py)
+
+    def match(self, path: str) -> bool:
+        return _pattern(self.path_pattern).fullmatch(path) is not None
 
 
 @cache
@@ -196,14 +210,22 @@ class Mined:
     commits: list[dict] = field(default_factory=list)
     option_sets: list[dict] = field(default_factory=list)
     citations: list[dict] = field(default_factory=list)  # every citation opened or closed
+    definitions: list[dict] = field(default_factory=list)  # at the last commit walked
     missing_blobs: set[str] = field(default_factory=set)
 
 
 class Miner:
     """Mines one framework; caches derived values (never file texts) by blob id."""
 
-    def __init__(self, repo: git.Repo, framework: str, locations: list[Location]):
+    def __init__(
+        self,
+        repo: git.Repo,
+        framework: str,
+        locations: list[Location],
+        sources: tuple[ConfigSource, ...] = (),
+    ):
         self.repo, self.framework, self.locations = repo, framework, locations
+        self.sources = sources
         self.ids: dict[str, frozenset[str]] = {}
         self.readings: dict[tuple, list[dict] | str] = {}
         self.where: dict[str, tuple[Location, ...]] = {}
@@ -223,7 +245,37 @@ class Miner:
         for done, commit in enumerate(commits, start=1):
             self.commit(commit, state)
             progress(self.framework, done, len(commits))
+        head = commits[-1].sha if commits else after
+        if head and self.sources:
+            self.mined.definitions.append(self.definitions(head, state))
         return self.mined
+
+    def definitions(self, sha: str, state: State) -> dict:
+        """What the configuration declares at ``sha`` (read again on every run: the seed of
+        config sources may have changed even when the history has not)."""
+        chosen = {
+            path: next((s.syntax for s in self.sources if s.match(path)), None)
+            for path in state.files
+        }
+        chosen = {path: syntax for path, syntax in chosen.items() if syntax}
+        unknown = {state.files[p] for p in chosen} - self.sizes.keys()
+        if unknown:
+            self.sizes.update(blob_sizes(self.repo, unknown))
+        files, unreadable = [], []
+        for path, syntax in chosen.items():
+            text = self.text(state.files[path])
+            if text is None:
+                unreadable.append({"path": path, "error": "missing, binary or too large"})
+            else:
+                files.append((path, syntax, text))
+        found, failures = definitions.read(files)
+        return {
+            "framework": self.framework,
+            "sha": sha,
+            "position": state.position,
+            "definitions": found,
+            "parse_failures": sorted(failures + unreadable, key=lambda f: f["path"]),
+        }
 
     def commit(self, commit: Commit, state: State) -> None:
         state.position += 1

@@ -5,6 +5,8 @@ A practitioner asks "where is GSPO, and how do I turn it on?"; the card answers 
 release ships, so the terminal and the downloads never disagree.
 """
 
+import re
+
 import duckdb
 
 from ingest.warehouse import require_marts
@@ -12,34 +14,63 @@ from ingest.warehouse import require_marts
 MARTS = ("methods", "method_frameworks", "option_equivalents")
 
 
-def find(con: duckdb.DuckDBPyConnection, query: str) -> list[tuple]:
-    """Methods whose id or arXiv id is the query, else whose id or name contains it."""
+def find(con: duckdb.DuckDBPyConnection, query: str) -> tuple[list[tuple], list[tuple]]:
+    """(methods to show a card for, near matches to list): the method with that id, or every
+    method the paper with that arXiv id is the source of; else, when one method's id or name
+    contains the query, that one; else all those that do, as a list to choose from."""
     require_marts(con, MARTS)
     wanted = query.strip().lower().removeprefix("arxiv:")
+    wanted = ARXIV_VERSION.sub(r"\1", wanted)  # 2507.18071v2 is the paper 2507.18071
     exact = con.execute(
         "select method_id, name from marts.methods "
         "where lower(method_id) = ? or source_arxiv_id = ? order by method_id",
         [wanted, wanted],
     ).fetchall()
     if exact:
-        return exact
-    return con.execute(
+        return exact, []
+    near = con.execute(
         "select method_id, name from marts.methods "
         "where contains(lower(method_id), ?) or contains(lower(name), ?) order by method_id",
         [wanted, wanted],
     ).fetchall()
+    return (near, []) if len(near) == 1 else ([], near)
+
+
+ARXIV_VERSION = re.compile(r"^(\d{4}\.\d{4,5})v\d+$")
+
+
+def _lag(days: int | None, upper: bool) -> str:
+    if days is None:
+        return ""
+    bound = " (upper bound)" if upper else ""
+    if days < 0:
+        return f"{-days} days before the paper{bound}"
+    return f"{days} days after it was first public{bound}"
 
 
 def card(con: duckdb.DuckDBPyConnection, method_id: str) -> str:
     """The card of one method: what it is, and where and how each framework offers it."""
-    (name, family, origin, arxiv_id, public, count, at_snapshot, first, first_fw, lag, upper) = (
-        con.execute(
-            "select name, family, origin, source_arxiv_id, first_public_date, frameworks_count, "
-            "frameworks_at_snapshot, first_landing_date, first_landing_framework, lag_days, "
-            "lag_is_upper_bound from marts.methods where method_id = ?",
-            [method_id],
-        ).fetchone()
-    )
+    [
+        (
+            name,
+            family,
+            origin,
+            arxiv_id,
+            public,
+            count,
+            at_snapshot,
+            first,
+            first_fw,
+            lag,
+            upper,
+            lag_after,
+        )
+    ] = con.execute(
+        "select name, family, origin, source_arxiv_id, first_public_date, frameworks_count, "
+        "frameworks_at_snapshot, first_landing_date, first_landing_framework, lag_days, "
+        "lag_is_upper_bound, lag_days_after_public from marts.methods where method_id = ?",
+        [method_id],
+    ).fetchall()
     source = f"arXiv:{arxiv_id}" if arxiv_id else f"{origin}-originated"
     lines = [
         f"{name} ({method_id})",
@@ -48,32 +79,69 @@ def card(con: duckdb.DuckDBPyConnection, method_id: str) -> str:
     if not count:
         lines.append("  not included in any tracked framework's main branch")
         return "\n".join(lines)
-    bound = " (upper bound)" if upper else ""
-    lag_text = f", {lag} days after it was first public{bound}" if lag is not None else ""
+    lag_text = f", {_lag(lag, upper)}" if lag is not None else ""
     lines.append(
         f"  included in {count} framework(s), {at_snapshot} at their snapshot; first landed "
         f"{first:%Y-%m-%d} in {first_fw}{lag_text}"
     )
+    if lag is not None and lag < 0 and lag_after is not None:
+        lines.append(f"  first landing after the paper: {lag_after} days after it")
     rows = con.execute(
         "select f.framework, f.tier, e.fragment, f.first_landing_sha, f.first_landing_date, "
         "f.date_is_upper_bound, f.lag_days, f.present_at_snapshot, f.removed_date, "
-        "f.implementation_path, f.condition, r.repository_url, f.landing_pull_request_url "
+        "e.implementation_path, e.implementing_path, f.condition, r.repository_url, "
+        "f.landing_pull_request_url, e.setting_verified, e.verified_against_path, "
+        "e.verified_against_line, e.verified_against_commit, e.verification_note "
         "from marts.method_frameworks as f "
         "join marts.option_equivalents as e using (method_id, framework) "
         "join marts.frameworks as r using (framework) "
-        "where f.method_id = ? order by f.first_landing_date",
+        "where f.method_id = ? order by f.first_landing_date, f.framework",
         [method_id],
     ).fetchall()
-    for fw, tier, fragment, sha, landed, ub, lag, present, removed, path, cond, repo, pr in rows:
-        state = "" if present else f" · removed {removed:%Y-%m-%d}" if removed else " · gone"
-        lines += [
-            "",
-            f"  {fw}: {tier}{' when ' + cond if cond else ''}{state}",
-            f"    turn it on: {fragment}",
-            f"    lives in:   {path}",
-            f"    landed:     {landed:%Y-%m-%d}{' (upper bound)' if ub else ''} "
-            f"{repo}/commit/{sha}" + (f" · lag {lag} days" if lag is not None else ""),
-        ]
-        if pr:
-            lines.append(f"    through:    {pr}")
+    for row in rows:
+        lines += ["", *_framework_lines(*row)]
     return "\n".join(lines)
+
+
+def _framework_lines(
+    fw,
+    tier,
+    fragment,
+    sha,
+    landed,
+    ub,
+    lag,
+    present,
+    removed,
+    path,
+    code,
+    cond,
+    repo,
+    pr,
+    verified,
+    against,
+    line,
+    commit,
+    note,
+) -> list[str]:
+    state = "" if present else f" · removed {removed:%Y-%m-%d}" if removed else " · gone"
+    how = "on by default; to make it explicit" if tier == "default" else "turn it on"
+    lines = [
+        f"  {fw}: {tier}{' when ' + cond if cond else ''}{state}",
+        f"    {how}: {fragment}",
+    ]
+    if verified:
+        where = f"{against}:{line}" if line else against
+        lines.append(f"    checked:    declared at {where} ({commit[:12]}, the snapshot)")
+    elif present:
+        lines.append(f"    not checked: {note}")
+    lines.append(f"    declared:   {path}")
+    if code and code != path:
+        lines.append(f"    code:       {code}")
+    lines.append(
+        f"    landed:     {landed:%Y-%m-%d}{' (upper bound)' if ub else ''} "
+        f"{repo}/commit/{sha}" + (f" · {_lag(lag, False)}" if lag is not None else "")
+    )
+    if pr:
+        lines.append(f"    through:    {pr}")
+    return lines

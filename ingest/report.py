@@ -200,8 +200,17 @@ TABLES = [
         "select method_id, name, family, source_arxiv_id, first_public_date, "
         "case when lag_is_upper_bound then '<= ' else '' end "
         "|| strftime(first_landing_date, '%Y-%m-%d') as first_landing, "
-        "first_landing_framework, lag_days, frameworks as included_by "
+        "first_landing_framework, lag_days, lag_days_after_public, frameworks as included_by "
         "from marts.methods order by family, method_id",
+    ),
+    Table(
+        "landings_before_the_paper",
+        "Landings before the method's paper was first public (left out of the lags 'after public')",
+        "select method_id, framework, strftime(first_landing_date, '%Y-%m-%d') as landed, "
+        "lag_days, first_landing_sha, option_field, option_value "
+        "from marts.method_frameworks where landed_before_first_public "
+        "order by lag_days, method_id, framework",
+        empty="No landing precedes its method's first public version.",
     ),
     Table(
         "defaults_per_framework",

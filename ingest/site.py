@@ -105,6 +105,19 @@ def rows(con, sql: str, params: list | None = None) -> list[dict]:
     return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
 
 
+def declared(row: dict) -> str:
+    """The file that declares the setting, linked to its line at the snapshot it was checked at."""
+    code = f"<code>{cell(row['implementation_path'])}</code>"
+    if not row["verified_against_commit"]:
+        return code
+    anchor = f"#L{row['verified_against_line']}" if row["verified_against_line"] else ""
+    url = (
+        f"{row['repository_url']}/blob/{row['verified_against_commit']}/"
+        f"{row['implementation_path']}{anchor}"
+    )
+    return f"<a href='{cell(url)}'>{code}</a> (checked)"
+
+
 def landed(row: dict) -> str:
     when = f"{row['first_landing_date']:%Y-%m-%d}" if row["first_landing_date"] else ""
     return ("≤ " if row["date_is_upper_bound"] else "") + when
@@ -219,14 +232,15 @@ def method_page(con, method_id: str) -> str:
     )
     offered = rows(
         con,
-        "select f.*, e.fragment, r.repository_url from marts.method_frameworks as f "
+        "select f.*, e.fragment, e.verified_against_line, e.verified_against_commit, "
+        "r.repository_url from marts.method_frameworks as f "
         "join marts.option_equivalents as e using (method_id, framework) "
         "join marts.frameworks as r using (framework) "
         "where f.method_id = ? order by f.first_landing_date, f.framework",
         [method_id],
     )
     where = table(
-        ["framework", "tier", "turn it on", "lives in", "landed", "landing commit",
+        ["framework", "tier", "turn it on", "declared at", "landed", "landing commit",
          "pull request", "lag (days)", "removed"],
         [
             [
@@ -234,13 +248,14 @@ def method_page(con, method_id: str) -> str:
                 cell(r["tier"]) + (f" when <code>{cell(r['condition'])}</code>"
                                    if r["condition"] else ""),
                 f"<code class='fragment'>{cell(r['fragment'])}</code>",
-                f"<code>{cell(r['implementation_path'])}</code>",
+                declared(r),
                 landed(r),
                 link(f"{r['repository_url']}/commit/{r['first_landing_sha']}",
                      r["first_landing_sha"][:10]),
                 link(r["landing_pull_request_url"], r["landing_pull_request"]
                      and f"#{r['landing_pull_request']}"),
-                cell(r["lag_days"]),
+                cell(r["lag_days"]) + (" (before the paper)" if r["landed_before_first_public"]
+                                       else ""),
                 "" if r["present_at_snapshot"] else cell(r["removed_date"]) or "gone",
             ]
             for r in offered

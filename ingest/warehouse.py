@@ -75,16 +75,16 @@ def connect(read_only: bool = False, path: Path | None = None) -> duckdb.DuckDBP
 
 def _require_whole(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     """DuckDB opens a file cut short without a word and fails only on the blocks that are gone
-    (or, opened for writing, fills the gap): compare the file with the blocks its header
-    counts."""
+    (or, opened for writing, fills the gap): compare the file with the blocks in use its header
+    counts (not all blocks: free ones at the end are cut off the file when it is checkpointed)."""
     [(block_size, blocks)] = con.execute(
-        "select block_size, total_blocks from pragma_database_size()"
+        "select block_size, used_blocks from pragma_database_size()"
     ).fetchall()
     size = path.stat().st_size
     if size < block_size * blocks:
         con.close()
         raise duckdb.IOException(
-            f"the file is {size} bytes, its header counts {blocks} blocks of {block_size}"
+            f"the file is {size} bytes, its header counts {blocks} blocks in use of {block_size}"
         )
 
 

@@ -12,6 +12,13 @@ from ingest.landing import Record, ensure_all_raw_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# verl's composed configuration declares the key its policy losses are chosen by: a synthetic
+# verl history needs it, or the settings of its landings cannot be verified and the build stops
+VERL_CONFIG = (
+    "verl/trainer/config/_generated_ppo_trainer.yaml",
+    "actor_rollout_ref:\n  actor:\n    policy_loss:\n      loss_mode: vanilla\n",
+)
+
 
 @pytest.fixture
 def warehouse(tmp_path, monkeypatch) -> Path:

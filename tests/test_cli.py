@@ -52,7 +52,7 @@ def test_report_and_site_commands_write_from_the_marts_or_say_to_build(built, tm
     env = {"TRACKER_WAREHOUSE": str(warehouse), "PATH": "/usr/bin:/bin"}
     made = tracker("report", "--out", str(tmp_path / "r"), env=env)
     assert made.returncode == 0, made.stderr
-    assert "19 files written" in made.stdout and (tmp_path / "r" / "lags.svg").exists()
+    assert "21 files written" in made.stdout and (tmp_path / "r" / "lags.svg").exists()
     site = tracker("site", "--out", str(tmp_path / "s"), "--release", str(release), env=env)
     assert site.returncode == 0, site.stderr
     assert (tmp_path / "s" / "methods" / "gspo.html").exists()

@@ -426,3 +426,47 @@ def test_an_unmapped_option_stops_dbt_build_and_is_named(history, warehouse, mon
     finally:
         con.close()
     assert not {"int_option_events_mapped", "method_frameworks"} & {t for (t,) in tables}
+
+
+def test_a_hard_coded_implementation_is_seen_from_the_commit_that_first_does_it(history):
+    locations = [
+        Location(
+            "ROLL",
+            "algos/loss.py",
+            "behaviour",
+            "default:Loss.__init__.agg=token-mean",
+            "hard_coded:token_mean",
+            "default",
+        ),
+        Location("ROLL", "algos/kl.py", "behaviour", "def:kl_k3", "hard_coded:k3", "default"),
+    ]
+    sequence_mean = 'class Loss:\n    def __init__(self, agg="seq-mean"):\n        pass\n'
+    history.commit({"algos/loss.py": sequence_mean, "algos/kl.py": "def kl_k1(): pass\n"})
+    token_mean = history.commit({"algos/loss.py": sequence_mean.replace("seq-mean", "token-mean")})
+    k3 = history.commit({"algos/kl.py": "def kl_k1(): pass\ndef kl_k3(): pass\n"})
+    repo = open_repository(history.path, "main")
+    sets = Miner(repo, "x", locations).run("refs/heads/main", State()).option_sets
+    seen = {s["sha"]: sorted(o["field"] for o in s["options"]) for s in sets}
+    assert seen[token_mean] == ["hard_coded:token_mean"]
+    assert seen[k3] == ["hard_coded:k3", "hard_coded:token_mean"]
+    assert all(not o for sha, o in seen.items() if sha not in (token_mean, k3))
+
+
+def test_the_configuration_is_read_at_the_last_commit_walked(history):
+    from ingest.git_history import ConfigSource
+
+    history.commit({"cli/args.py": 'p.add_argument("--old", action="store_true")\n'})
+    head = history.commit(
+        {"cli/args.py": 'p.add_argument("--use-tis", action="store_true")\n', "conf/a.yaml": "a: 1"}
+    )
+    repo = open_repository(history.path, "main")
+    sources = (ConfigSource("cli/*.py", "classes"), ConfigSource("conf/*.yaml", "yaml"))
+    mined = Miner(repo, "slime", [], sources).run("refs/heads/main", State())
+    [snapshot] = mined.definitions
+    assert (snapshot["sha"], snapshot["position"]) == (head, 2)
+    assert sorted((d["kind"], d["key"]) for d in snapshot["definitions"]) == [
+        ("flag", "--use-tis"),
+        ("key", "a"),
+    ]
+    again = Miner(repo, "slime", [], sources).run("refs/heads/main", State(position=2), head)
+    assert again.definitions[0]["sha"] == head and again.commits == []  # nothing new: re-read

@@ -1,13 +1,16 @@
 """From detected options to landings: the method marts and `tracker method`."""
 
+import os
+import subprocess
+
 import duckdb
 import git
 import pytest
 
 from ingest import frameworks
-from ingest.build import run_dbt
+from ingest.build import dbt_command, run_dbt
 from ingest.warehouse import connect
-from tests.conftest import tracker
+from tests.conftest import VERL_CONFIG, tracker
 
 
 def commit(repo: git.Repo, path, files: dict[str, str], day: int) -> str:
@@ -36,7 +39,7 @@ def rows(warehouse, sql):
 def test_a_landing_its_removal_and_the_fragment_come_from_the_history(tmp_path, warehouse):
     path = tmp_path / "verl"
     repo = git.Repo.init(path, initial_branch="main")
-    commit(repo, path, {"README.md": "verl"}, 1)
+    commit(repo, path, {"README.md": "verl", VERL_CONFIG[0]: VERL_CONFIG[1]}, 1)
     core = "verl/trainer/ppo/core_algos.py"  # a real location of the seed, read as verl does
     landed = commit(repo, path, {core: losses("vanilla", "gspo")}, 3)
     removed = commit(repo, path, {core: losses("vanilla")}, 9)
@@ -88,7 +91,7 @@ def test_every_landing_on_the_bundled_snapshot_can_be_checked_in_its_history(bui
         """
         select f.method_id, f.framework, f.first_landing_sha
         from marts.method_frameworks as f
-        where f.found_by = 'option_parse' and not exists (
+        where f.found_by in ('option_parse', 'code_behaviour') and not exists (
             select 1
             from staging.stg_git__option_observations as o
             join seeds.option_names as m
@@ -120,11 +123,94 @@ def test_the_method_card_answers_by_id_arxiv_id_or_name(built):
     assert "through:    https://github.com/verl-project/verl/pull/" in card.stdout  # subject
     by_paper = tracker("method", "arXiv:2506.13585", env=env)
     assert by_paper.returncode == 0 and "(cispo)" in by_paper.stdout
-    several = tracker("method", "dapo", env=env)
-    assert several.returncode == 0 and "dapo_clip_higher" in several.stdout
-    assert "ask for one of them" in several.stdout
+    several = tracker("method", "clip", env=env)  # part of several names: a list, uncut
+    assert several.returncode == 0 and "ask for one of them" in several.stdout
+    assert "PPO clipped surrogate objective" in several.stdout
     none = tracker("method", "no-such-method", env=env)
-    assert none.returncode == 2 and "no method matches 'no-such-method'" in none.stderr
+    assert none.returncode == 1 and "no method matches 'no-such-method'" in none.stderr
+    assert none.stdout == ""
+
+
+def test_an_arxiv_id_prints_the_card_of_every_method_the_paper_is_the_source_of(built):
+    warehouse, _ = built
+    env = {"TRACKER_WAREHOUSE": str(warehouse), "PATH": "/usr/bin:/bin"}
+    shown = tracker("method", "2507.18071v2", env=env)  # the help's example, with a version
+    assert shown.returncode == 0, shown.stderr
+    assert "(gspo)" in shown.stdout and "(routing_replay)" in shown.stdout
+    assert "ask for one of them" not in shown.stdout
+    dapo = tracker("method", "2503.14476", env=env)
+    assert dapo.stdout.count("arXiv:2503.14476") == 4  # clip-higher, sampling, loss, shaping
+
+
+def test_every_setting_present_at_the_snapshot_verifies_against_its_framework(built):
+    warehouse, _ = built
+    unverified = rows(
+        warehouse,
+        "select method_framework_id, fragment, verification_note from marts.option_equivalents "
+        "where present_at_snapshot and not setting_verified and not is_known_unverifiable",
+    )
+    assert unverified == []
+    checked = rows(
+        warehouse,
+        "select count(*), count(verified_against_line) from marts.option_equivalents "
+        "where present_at_snapshot and setting_verified",
+    )
+    assert checked[0][0] >= 200 and checked[0][1] >= 150
+
+
+@pytest.mark.parametrize(
+    "method_framework, tier, fragment",
+    [
+        # a coefficient whose default 0.0 means no KL term: a switch with a value to choose
+        ("kl_loss:TRL", "switch", "GRPOConfig(beta=<value > 0>)"),
+        # a store action takes no value
+        ("adv_no_std_norm:slime", "switch", "--disable-grpo-std-normalization"),
+        # the type alone does nothing without the enable switch
+        (
+            "tis:OpenRLHF",
+            "switch",
+            "--algo.advantage.is_correction_type tis --algo.advantage.is_correction_enable",
+        ),
+        ("tis:slime", "selectable", "--use-tis"),
+        ("dapo_token_level_loss:TRL", "default", 'GRPOConfig(loss_type="dapo")'),
+    ],
+)
+def test_settings_turn_the_method_on(built, method_framework, tier, fragment):
+    warehouse, _ = built
+    [row] = rows(
+        warehouse,
+        "select tier, fragment, setting_verified from marts.option_equivalents "
+        f"where method_framework_id = '{method_framework}'",
+    )
+    assert row == (tier, fragment, True)
+
+
+def test_the_path_is_where_the_option_is_declared_and_the_code_is_a_second_column(built):
+    warehouse, _ = built
+    [row] = rows(
+        warehouse,
+        "select f.implementation_path, f.implementing_path, e.verified_against_line "
+        "from marts.method_frameworks as f join marts.option_equivalents as e "
+        "using (method_framework_id) where method_framework_id = 'gspo:TRL'",
+    )
+    assert row[:2] == ("trl/trainer/grpo_config.py", "trl/experimental/gspo_token/grpo_trainer.py")
+    assert row[2] > 0
+
+
+def test_landings_before_the_paper_are_flagged_and_left_out_of_the_lag_after_public(built):
+    warehouse, _ = built
+    early = rows(
+        warehouse,
+        "select method_framework_id, lag_days from marts.method_frameworks "
+        "where landed_before_first_public",
+    )
+    assert early and all(lag < 0 for _, lag in early)
+    assert ("reinforce_pp:OpenRLHF", -55) in early
+    [(with_early, without)] = rows(
+        warehouse,
+        "select median(lag_days), median(lag_days_after_public) from marts.methods",
+    )
+    assert without >= with_early
 
 
 @pytest.mark.parametrize(
@@ -139,3 +225,28 @@ def test_fragments_use_each_frameworks_own_syntax(built, framework, starts):
         f"where method_id = 'gspo' and framework = '{framework}'",
     )
     assert fragment.startswith(starts)
+
+
+def test_a_setting_the_framework_does_not_declare_stops_the_build_and_is_named(tmp_path, warehouse):
+    path = tmp_path / "verl"
+    repo = git.Repo.init(path, initial_branch="main")
+    core = "verl/trainer/ppo/core_algos.py"
+    config = VERL_CONFIG[1].replace("policy_loss:", "other_loss:")  # the key is not there
+    commit(repo, path, {VERL_CONFIG[0]: config, core: losses("vanilla", "gspo")}, 1)
+    con = connect()
+    try:
+        frameworks.ingest(con, "verl", str(path))
+    finally:
+        con.close()
+    done = subprocess.run(
+        dbt_command("build", "--full-refresh"),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TRACKER_WAREHOUSE": str(warehouse)},
+    )
+    assert done.returncode != 0
+    assert "setting(s) present at the snapshot do not verify" in done.stdout
+    assert (
+        "gspo:verl | actor_rollout_ref.actor.policy_loss.loss_mode=gspo | no key "
+        "actor_rollout_ref.actor.policy_loss.loss_mode is declared at"
+    ) in done.stdout

@@ -14,6 +14,7 @@ import pytest
 from ingest import frameworks
 from ingest.build import copy_project, dbt_command
 from ingest.landing import Record, ensure_all_raw_tables, ingest_run, land_batch
+from tests.conftest import VERL_CONFIG
 
 RL_LLM = "Synthetic reinforcement learning for LLMs"
 PAPERS = [  # id, first version, title, label ("" = not labelled yet)
@@ -35,12 +36,13 @@ def project(tmp_path):
             "method_catalog": "method_id,name,family,source_arxiv_id,first_public_date,origin\n"
             "synthetic_m1,Synthetic method one,other,9999.00001,,paper\n"
             "synthetic_m2,Synthetic method two,other,9999.00002,,paper\n",
-            "option_names": "framework,field,value,method_id,tier,condition\n"
-            f"verl,{FIELD},synthetic_m1,synthetic_m1,selectable,\n"
-            f"verl,{FIELD},synthetic_m2,synthetic_m2,selectable,\n",
+            "option_names": "framework,field,value,method_id,tier,condition,reason\n"
+            f"verl,{FIELD},synthetic_m1,synthetic_m1,selectable,,\n"
+            f"verl,{FIELD},synthetic_m2,synthetic_m2,selectable,,\n",
             "citation_inclusions": "framework,arxiv_id,path,method_id,tier,condition\n",
             # seeds that name real catalog methods, emptied for the two-method catalog
             "failure_methods": "failure_code,method_id\n",
+            "option_requirements": "framework,method_id,option_field,setting,reason\n",
             "model_report_statements": "arxiv_id,method_id,statement,removes_kl\n",
             "paper_labels": "arxiv_id,label\n"
             + "".join(f"{i},{label}\n" for i, _, _, label in PAPERS if label),
@@ -53,6 +55,7 @@ def history(path):
     core = "verl/trainer/ppo/core_algos.py"
     steps = [
         ("2025-01-01", "README.md", "synthetic"),
+        ("2025-01-01", *VERL_CONFIG),
         ("2025-03-01", core, '@register_policy_loss("synthetic_m1")\ndef a(): ...\n'),
         (
             "2025-10-01",

@@ -30,13 +30,15 @@ observed as (
         o.field_default,
         o.path,
         o.extractor,
+        o.is_default,
         m.method_id,
         m.tier,
         m.condition,
         row_number() over (
             partition by m.method_id, o.framework, o.first_parent_position
             order by
-                {{ tier_rank('m.tier') }}, o.option_field, o.option_value,
+                {{ tier_rank('m.tier') }}, o.extractor = 'behaviour',
+                coalesce(o.is_default, false) desc, o.option_field, o.option_value,
                 {{ declaration_rank('o.extractor') }}, o.path
         ) as strength
     from {{ ref('stg_git__option_observations') }} as o
@@ -110,7 +112,8 @@ option_landings as (
         l.commit_sha as first_landing_sha,
         s.method_id is not null as present_at_snapshot,
         case when s.method_id is null then l.removed_sha end as removed_sha,
-        'option_parse' as found_by
+        case when l.extractor = 'behaviour' then 'code_behaviour' else 'option_parse' end
+            as found_by
     from landing_option as l
     left join at_snapshot as s on l.method_id = s.method_id and l.framework = s.framework
 

@@ -59,6 +59,9 @@ select
     (select count(*) from general_methods where frameworks_count >= 3)
         as included_in_3_or_more_frameworks,
     (select median(lag_days) from general_methods where included) as median_lag_days,
+    (select count(*) from general_methods where lag_days < 0) as included_before_first_public,
+    (select median(lag_days) from general_methods where lag_days >= 0)
+        as median_lag_days_after_public,
     c.fetched_days = c.window_days as pool_complete,
     c.fetched_days as pool_days_fetched,
     c.window_days as pool_days

@@ -1,5 +1,7 @@
 -- One row per method and framework that ever included it: how it is offered, where, since when,
--- whether it is still there, who landed it and how long after the method was first public.
+-- whether it is still there, who landed it and how long after the method was first public (a
+-- landing before the paper's first version is flagged: the framework had it first, or the paper
+-- names a practice that was already there).
 
 with landings as (
 
@@ -23,16 +25,39 @@ pull_requests as (
 
     select * from {{ ref('int_landing_pull_requests') }}
 
+),
+
+settings as (
+
+    select * from {{ ref('int_settings_verified') }} where setting_order = 0
+
+),
+
+lags as (
+
+    select
+        l.method_id,
+        l.framework,
+        date_diff(
+            'day',
+            coalesce(p.first_version_date, c.first_public_date),
+            cast(l.first_landing_date as date)
+        ) as lag_days
+    from landings as l
+    inner join catalog as c on l.method_id = c.method_id
+    left join papers as p on c.source_arxiv_id = p.arxiv_id
+
 )
 
 select
     l.method_id || ':' || l.framework as method_framework_id,
     l.method_id,
     l.framework,
-    l.tier,
+    s.tier,
     l.option_field,
     l.option_value,
-    l.implementation_path,
+    s.implementation_path,
+    s.implementing_path,
     l.first_landing_sha,
     l.first_landing_date,
     l.date_is_upper_bound,
@@ -46,11 +71,8 @@ select
             {{ normalised_name('l.landing_author') }}
         )
     end as author_is_paper_author,
-    date_diff(
-        'day',
-        coalesce(p.first_version_date, c.first_public_date),
-        cast(l.first_landing_date as date)
-    ) as lag_days,
+    g.lag_days,
+    g.lag_days < 0 as landed_before_first_public,
     pr.pull_request_number as landing_pull_request,
     pr.pull_request_url as landing_pull_request_url,
     pr.pull_request_author as landing_pull_request_author,
@@ -60,5 +82,7 @@ select
 from landings as l
 inner join catalog as c on l.method_id = c.method_id
 left join papers as p on c.source_arxiv_id = p.arxiv_id
+inner join settings as s on l.method_id = s.method_id and l.framework = s.framework
+inner join lags as g on l.method_id = g.method_id and l.framework = g.framework
 left join pull_requests as pr
     on l.framework = pr.framework and l.first_landing_sha = pr.commit_sha

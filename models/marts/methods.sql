@@ -1,5 +1,6 @@
 -- One row per catalog method: what it is, when it was first public, which frameworks include
--- it, and its first landing anywhere with the lag from first public version to that landing.
+-- it, and its first landing anywhere with the lag from first public version to that landing (and,
+-- where a framework had it before the paper, the lag to the first landing after the paper).
 
 with catalog as (
 
@@ -22,28 +23,41 @@ included as (
         count(*) filter (where present_at_snapshot) as frameworks_at_snapshot,
         min(first_landing_date) as first_landing_date,
         arg_min(framework, first_landing_date) as first_landing_framework,
-        arg_min(date_is_upper_bound, first_landing_date) as lag_is_upper_bound
+        arg_min(date_is_upper_bound, first_landing_date) as lag_is_upper_bound,
+        min(first_landing_date) filter (where not coalesce(landed_before_first_public, false))
+            as first_landing_after_public_date
     from {{ ref('method_frameworks') }}
     group by method_id
+
+),
+
+dated as (
+
+    select
+        c.method_id,
+        c.name,
+        c.family,
+        c.origin,
+        c.source_arxiv_id,
+        coalesce(p.first_version_date, c.first_public_date) as first_public_date,
+        coalesce(i.frameworks_count, 0) as frameworks_count,
+        i.frameworks,
+        coalesce(i.frameworks_at_snapshot, 0) as frameworks_at_snapshot,
+        i.first_landing_date,
+        i.first_landing_framework,
+        i.lag_is_upper_bound,
+        i.first_landing_after_public_date
+    from catalog as c
+    left join papers as p on c.source_arxiv_id = p.arxiv_id
+    left join included as i on c.method_id = i.method_id
 
 )
 
 select
-    c.method_id,
-    c.name,
-    c.family,
-    c.origin,
-    c.source_arxiv_id,
-    coalesce(p.first_version_date, c.first_public_date) as first_public_date,
-    coalesce(i.frameworks_count, 0) as frameworks_count,
-    i.frameworks,
-    coalesce(i.frameworks_at_snapshot, 0) as frameworks_at_snapshot,
-    i.first_landing_date,
-    i.first_landing_framework,
-    date_diff(
-        'day', coalesce(p.first_version_date, c.first_public_date), cast(i.first_landing_date as date)
-    ) as lag_days,
-    i.lag_is_upper_bound
-from catalog as c
-left join papers as p on c.source_arxiv_id = p.arxiv_id
-left join included as i on c.method_id = i.method_id
+    * exclude (first_landing_after_public_date),
+    date_diff('day', first_public_date, cast(first_landing_date as date)) as lag_days,
+    date_diff('day', first_public_date, cast(first_landing_date as date)) < 0
+        as landed_before_first_public,
+    date_diff('day', first_public_date, cast(first_landing_after_public_date as date))
+        as lag_days_after_public
+from dated

@@ -1,50 +1,134 @@
--- For each method and framework, the option that turns it on there, as a fragment to paste.
+-- For each method and framework, what to set to turn it on there, as a fragment to paste in the
+-- framework's own syntax (all the settings the method needs, together), whether each setting
+-- was verified against the framework's declaration at the snapshot, and where that is.
 
-with landings as (
+with settings as (
 
-    select * from {{ ref('int_landings') }}
-
-),
-
-frameworks as (
-
-    select framework, option_syntax from {{ ref('framework_repositories') }}
+    select * from {{ ref('int_settings_verified') }}
 
 ),
 
-settings as (
+landings as (
+
+    select method_id, framework, condition from {{ ref('int_landings') }}
+
+),
+
+unverifiable as (
+
+    select framework, method_id, reason from {{ ref('unverifiable_settings') }}
+
+),
+
+pieces as (
 
     select
-        l.*,
-        f.option_syntax,
-        nullif(l.option_value, '') is not null as is_choice,
-        coalesce(nullif(l.option_value, ''), case
-            when l.tier in ('default', 'conditional_default') and l.field_default is not null
-                then l.field_default
-            when l.field_default = 'false' then 'true'
-            when l.field_default = 'true' then 'false'
-            else '<value>'
-        end) as setting
-    from landings as l
-    inner join frameworks as f on l.framework = f.framework
+        *,
+        case option_syntax
+            when 'override' then option_field || '=' || setting
+            when 'yaml' then option_field || ': ' || setting
+            when 'cli' then
+                case when is_bare_flag then option_field else option_field || ' ' || setting end
+            when 'python' then
+                split_part(option_field, '.', 2) || '='
+                || case
+                    when setting like '<%' then setting
+                    when is_string then '"' || setting || '"'
+                    when setting in ('true', 'false') then upper(setting[1]) || setting[2:]
+                    when setting = 'null' then 'None'
+                    else setting
+                end
+        end as piece
+    from settings
+    where setting_kind = 'setting'
+
+),
+
+-- Python settings group into one call per config class
+calls as (
+
+    select
+        method_id,
+        framework,
+        min(setting_order) as setting_order,
+        split_part(option_field, '.', 1) || '('
+        || string_agg(piece, ', ' order by setting_order) || ')' as piece
+    from pieces
+    where option_syntax = 'python'
+    group by method_id, framework, split_part(option_field, '.', 1)
+
+),
+
+fragments as (
+
+    select
+        method_id,
+        framework,
+        -- YAML settings go one per line; the others on one line
+        case
+            when any_value(option_syntax) = 'yaml'
+                then string_agg(piece, chr(10) order by setting_order)
+            else string_agg(piece, ' ' order by setting_order)
+        end as fragment
+    from (
+        select method_id, framework, setting_order, piece, option_syntax
+        from pieces
+        where option_syntax <> 'python'
+        union all
+        select method_id, framework, setting_order, piece, 'python' from calls
+    )
+    group by method_id, framework
+
+),
+
+checks as (
+
+    select
+        method_id,
+        framework,
+        bool_and(setting_verified) as setting_verified,
+        string_agg(verification_problem, '; ' order by setting_order)
+            filter (where present_at_snapshot) as verification_problem
+    from settings
+    group by method_id, framework
+
+),
+
+main as (
+
+    select * from settings where setting_order = 0
 
 )
 
 select
-    method_id || ':' || framework as method_framework_id,
-    method_id,
-    framework,
-    tier,
-    option_field,
-    case when option_field is null or extractor in ('recipe', 'citation') then null else setting end
-        as setting,
-    case
-        when option_field is null or extractor in ('recipe', 'citation')
-            then 'see ' || implementation_path
-        else {{ option_fragment('option_syntax', 'option_field', 'setting', 'is_choice') }}
-    end as fragment,
-    option_syntax,
-    implementation_path,
-    condition,
-    present_at_snapshot
-from settings
+    m.method_id || ':' || m.framework as method_framework_id,
+    m.method_id,
+    m.framework,
+    m.tier,
+    m.tier = 'default' as on_by_default,
+    case when m.setting_kind = 'setting' then m.option_field end as option_field,
+    m.setting,
+    coalesce(
+        f.fragment,
+        case m.setting_kind
+            when 'function' then 'see ' || m.implementing_path || ': ' || m.option_value
+            when 'behaviour' then 'built in (on by default): see ' || m.implementing_path
+            else 'see ' || m.implementing_path
+        end
+    ) as fragment,
+    m.option_syntax,
+    m.implementation_path,
+    m.implementing_path,
+    l.condition,
+    m.present_at_snapshot,
+    c.setting_verified,
+    m.verified_against_path,
+    m.verified_against_line,
+    m.verified_against_commit,
+    coalesce(u.reason, c.verification_problem) as verification_note,
+    u.reason is not null as is_known_unverifiable
+from main as m
+inner join landings as l on m.method_id = l.method_id and m.framework = l.framework
+left join fragments as f on m.method_id = f.method_id and m.framework = f.framework
+left join checks as c on m.method_id = c.method_id and m.framework = c.framework
+left join unverifiable as u on m.method_id = u.method_id and m.framework = u.framework

@@ -4,14 +4,22 @@ with source as (
 
 ),
 
-options as (
+-- the fields read before unnesting: read beside unnest, a payload is parsed once per row
+option_sets as (
 
     select
         payload ->> 'framework' as framework,
         payload ->> 'sha' as commit_sha,
         cast(payload ->> 'position' as integer) as first_parent_position,
-        unnest(cast(payload -> 'options' as json [])) as option
+        cast(payload -> 'options' as json []) as options
     from source
+
+),
+
+options as (
+
+    select framework, commit_sha, first_parent_position, unnest(options) as option
+    from option_sets
 
 ),
 

@@ -14,13 +14,21 @@ timelines as (
 
 ),
 
-said as (
+-- the fields read before unnesting: read beside unnest, a payload is parsed once per row
+timeline_texts as (
 
     select
         payload ->> 'framework' as framework,
         cast(payload ->> 'number' as integer) as thread_number,
-        string_agg(t ->> 'body', chr(10)) as replies
-    from timelines, unnest(cast(payload -> 'texts' as json [])) as u (t)
+        cast(payload -> 'texts' as json []) as texts
+    from timelines
+
+),
+
+said as (
+
+    select framework, thread_number, string_agg(t ->> 'body', chr(10)) as replies
+    from timeline_texts, unnest(texts) as u (t)
     group by all
 
 )

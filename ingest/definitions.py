@@ -1,0 +1,342 @@
+"""Read what a framework's configuration accepts at one commit: every key, flag and field a user
+can set, with its type, choices, default and the line that declares it.
+
+The tracker tells users what to paste to turn a method on; these definitions are what that
+setting is checked against (models/intermediate/int_settings_verified.sql). They are read from
+the files the ``config_sources`` seed names, without running them:
+
+- ``yaml``: every key of the document, as its full dotted path (``algorithm.adv_estimator``);
+- ``classes``: argparse flags (``add_argument``/``reset_arg``: action, type, choices, default),
+  the fields of every class (``Class.field``, inherited ones too: dataclass, pydantic and
+  TypedDict configs, with ``Literal`` or metadata choices), and top-level functions and classes;
+- ``tree``: as ``classes``, plus every dotted key reachable from a root config class through
+  fields typed with other config classes (``actor.adv_norm.mean_level``; ``[]`` steps into a list
+  of configs, ``<key>`` into a dict of them), for frameworks configured by Hydra or YAML over
+  Python config classes.
+"""
+
+import ast
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import yaml
+
+from ingest.extractors import (
+    YAML_LOADER,
+    ExtractionError,
+    _choice_values,
+    _field_default_and_choices,
+    _literal,
+    _name,
+    _parse_python,
+    _text,
+)
+
+MAX_DEPTH = 8  # nesting of config classes followed from a root
+MAX_DEFAULT = 80  # a longer default is text (a prompt, a chat template), not a setting: not kept
+
+
+@dataclass(frozen=True)
+class Definition:
+    key: str  # "--flag", "Class.field", a dotted config key, or a function/class name
+    kind: str  # flag | field | key | function | class
+    path: str
+    line: int
+    type: str | None  # bool, int, float, str, literal, mapping, list, null, or the annotation
+    choices: tuple[str, ...] | None = None
+    default: str | None = None  # as text (JSON for non-strings)
+    action: str | None = None  # argparse action (store_true, store_false, ...)
+    nargs: int | None = None  # how many values a flag takes, when a number
+
+
+@dataclass
+class _Class:
+    name: str
+    path: str
+    bases: list[str]
+    fields: dict[str, tuple[ast.AnnAssign, Definition]] = field(default_factory=dict)
+
+
+def _yaml_type(node: yaml.Node) -> str:
+    if isinstance(node, yaml.MappingNode):
+        return "mapping"
+    if isinstance(node, yaml.SequenceNode):
+        return "list"
+    return node.tag.rsplit(":", 1)[-1]  # bool, int, float, str, null, timestamp
+
+
+def _yaml_default(node: yaml.Node) -> str | None:
+    if not isinstance(node, yaml.ScalarNode):
+        return None
+    if node.tag.endswith(":str"):
+        return node.value
+    try:
+        return _text(yaml.load(node.value, Loader=YAML_LOADER))
+    except yaml.YAMLError:
+        return node.value
+
+
+def yaml_definitions(source: str, path: str) -> list[Definition]:
+    """Every key of a YAML document, with the line (1-based) that declares it."""
+    try:
+        root = yaml.compose(source, Loader=YAML_LOADER)
+    except yaml.YAMLError as exc:
+        raise ExtractionError(f"YAML does not parse: {exc}".splitlines()[0]) from None
+    out: list[Definition] = []
+
+    def walk(node: yaml.Node, prefix: str) -> None:
+        if not isinstance(node, yaml.MappingNode):
+            return
+        for key_node, value in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                continue
+            key = f"{prefix}.{key_node.value}" if prefix else key_node.value
+            line = key_node.start_mark.line + 1
+            out.append(
+                Definition(key, "key", path, line, _yaml_type(value), None, _yaml_default(value))
+            )
+            walk(value, key)
+
+    if root is not None:
+        walk(root, "")
+    return out
+
+
+def _unwrap(annotation: ast.AST | None) -> ast.AST | None:
+    """``Optional[X]``, ``X | None``, ``NotRequired[X]``, ``Annotated[X, ...]``, ``"X"`` → X."""
+    while annotation is not None:
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return annotation
+        elif isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            sides = [s for s in (annotation.left, annotation.right) if not _is_none(s)]
+            if len(sides) != 1:
+                return annotation
+            annotation = sides[0]
+        elif isinstance(annotation, ast.Subscript) and _name(annotation.value) in WRAPPERS:
+            inner = annotation.slice
+            if isinstance(inner, ast.Tuple):
+                args = [a for a in inner.elts if not _is_none(a)]
+                if _name(annotation.value) == "Annotated" and inner.elts:
+                    args = [inner.elts[0]]
+                if len(args) != 1:
+                    return annotation
+                inner = args[0]
+            annotation = inner
+        else:
+            return annotation
+    return None
+
+
+WRAPPERS = {"Optional", "NotRequired", "Required", "Annotated", "Union", "ClassVar", "Final"}
+SCALARS = {"bool": "bool", "int": "int", "float": "float", "str": "str"}
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _type_of(annotation: ast.AST | None, choices: list[str]) -> str | None:
+    if choices:
+        return "literal"
+    inner = _unwrap(annotation)
+    if inner is None:
+        return None
+    name = _name(inner)
+    if name in SCALARS:
+        return SCALARS[name]
+    return ast.unparse(inner)[:80]
+
+
+def _container(annotation: ast.AST | None) -> tuple[str, str | None]:
+    """(step, class name) of a field typed with a config class: ("", X) for X, ("[]", X) for a
+    list of X, (".<key>", X) for a dict of X; ("", None) for anything else."""
+    inner = _unwrap(annotation)
+    if isinstance(inner, ast.Subscript):
+        outer = (_name(inner.value) or "").lower()
+        args = inner.slice.elts if isinstance(inner.slice, ast.Tuple) else [inner.slice]
+        if outer in ("list", "sequence", "tuple") and args:
+            return "[]", _name(_unwrap(args[0]) or args[0])
+        if outer in ("dict", "mapping") and len(args) == 2:
+            return ".<key>", _name(_unwrap(args[1]) or args[1])
+        return "", None
+    return "", _name(inner) if inner is not None else None
+
+
+def _argparse(tree: ast.Module, path: str) -> Iterator[Definition]:
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and _name(node.func) in ("add_argument", "reset_arg")):
+            continue
+        flags = [
+            a.value
+            for a in node.args
+            if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("-")
+        ]
+        if not flags:
+            continue
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        action = keywords.get("action")
+        action_name = (
+            _literal(action)
+            if isinstance(action, ast.Constant)
+            else (_name(action) if action is not None else None)
+        )
+        default = _literal(keywords.get("default"))
+        if "default" not in keywords:
+            default = {"store_true": False, "store_false": True}.get(action_name)
+        choices = _literal(keywords.get("choices"))
+        choices = tuple(_choice_values(choices)) if isinstance(choices, list | tuple) else None
+        kind = keywords.get("type")
+        type_name = _name(kind) if kind is not None else None
+        if action_name in ("store_true", "store_false", "BooleanOptionalAction"):
+            type_name = "bool"
+        elif type_name is None and action_name in (None, "store", "append"):
+            type_name = "str"
+        nargs = _literal(keywords.get("nargs"))
+        for flag in flags:
+            yield Definition(
+                flag,
+                "flag",
+                path,
+                node.lineno,
+                type_name,
+                choices or None,
+                _text(default),
+                action_name,
+                nargs if isinstance(nargs, int) else None,
+            )
+
+
+def _classes(tree: ast.Module, path: str) -> Iterator[_Class]:
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        cls = _Class(node.name, path, [b for b in map(_name, node.bases) if b])
+        for stmt in node.body:
+            if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+                continue
+            name = stmt.target.id
+            if name.startswith("_"):
+                continue
+            default, choices = _field_default_and_choices(stmt)
+            cls.fields[name] = (
+                stmt,
+                Definition(
+                    f"{node.name}.{name}",
+                    "field",
+                    path,
+                    stmt.lineno,
+                    _type_of(stmt.annotation, choices),
+                    tuple(choices) or None,
+                    _text(default),
+                ),
+            )
+        yield cls
+
+
+def python_definitions(source: str, path: str) -> tuple[list[Definition], list[_Class]]:
+    """Flags, top-level functions and classes of one file, and its classes for resolving."""
+    tree = _parse_python(source)
+    out = list(_argparse(tree, path))
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            out.append(Definition(node.name, "function", path, node.lineno, None))
+        elif isinstance(node, ast.ClassDef):
+            out.append(Definition(node.name, "class", path, node.lineno, None))
+    return out, list(_classes(tree, path))
+
+
+class _Namespace:
+    """The config classes of one framework at one commit, by name (same file first)."""
+
+    def __init__(self, classes: Iterable[_Class]):
+        self.by_name: dict[str, list[_Class]] = {}
+        for cls in classes:
+            self.by_name.setdefault(cls.name, []).append(cls)
+
+    def find(self, name: str | None, near: str) -> _Class | None:
+        found = self.by_name.get(name or "", [])
+        return next((c for c in found if c.path == near), found[0] if found else None)
+
+    def fields(self, cls: _Class, seen: frozenset[str] = frozenset()) -> dict:
+        """Own fields over inherited ones (bases resolved in the namespace)."""
+        out: dict = {}
+        for base in reversed(cls.bases):
+            parent = self.find(base, cls.path)
+            if parent is not None and parent.name not in seen | {cls.name}:
+                out.update(self.fields(parent, seen | {cls.name}))
+        out.update(cls.fields)
+        return out
+
+
+def resolve(classes: list[_Class], tree_paths: set[str]) -> list[Definition]:
+    """``Class.field`` for every class (inherited fields too) and every dotted key below the root
+    classes of ``tree`` files (those no other class uses as a field type)."""
+    names = _Namespace(classes)
+    out: list[Definition] = []
+    referenced: set[str] = set()
+    for cls in classes:
+        for name, (stmt, definition) in names.fields(cls).items():
+            out.append(
+                definition
+                if definition.key == f"{cls.name}.{name}"
+                else Definition(f"{cls.name}.{name}", **_without_key(definition))
+            )
+            referenced.add(_container(stmt.annotation)[1] or "")
+
+    def walk(cls: _Class, prefix: str, depth: int, trail: frozenset[str]) -> None:
+        for name, (stmt, definition) in names.fields(cls).items():
+            key = f"{prefix}{name}"
+            out.append(Definition(key, "key", **_without_key(definition, kind=False)))
+            step, child_name = _container(stmt.annotation)
+            child = names.find(child_name, cls.path)
+            if child is not None and child.name not in trail and depth < MAX_DEPTH:
+                walk(child, f"{key}{step}.", depth + 1, trail | {child.name})
+
+    for cls in classes:
+        if cls.path in tree_paths and cls.name not in referenced and cls.fields:
+            walk(cls, "", 0, frozenset({cls.name}))
+    return out
+
+
+def _without_key(definition: Definition, kind: bool = True) -> dict[str, Any]:
+    values = asdict(definition)
+    values.pop("key")
+    if not kind:
+        values.pop("kind")
+    return values
+
+
+def read(files: Iterable[tuple[str, str, str]]) -> tuple[list[dict], list[dict]]:
+    """Definitions of (path, syntax, text) files read together (one per key and file), and the
+    files that did not parse."""
+    found: list[Definition] = []
+    classes: list[_Class] = []
+    tree_paths: set[str] = set()
+    failures = []
+    for path, syntax, text in sorted(files):
+        try:
+            if syntax == "yaml":
+                found += yaml_definitions(text, path)
+            else:
+                flat, declared = python_definitions(text, path)
+                found += flat
+                classes += declared
+                if syntax == "tree":
+                    tree_paths.add(path)
+        except ExtractionError as exc:
+            failures.append({"path": path, "error": str(exc)})
+    found += resolve(classes, tree_paths)
+    unique = {(d.kind, d.key, d.path): d for d in reversed(found)}  # the first in each file
+    records = [
+        {
+            **asdict(d),
+            "choices": list(d.choices) if d.choices else None,
+            "default": d.default if d.default is None or len(d.default) <= MAX_DEFAULT else None,
+        }
+        for d in sorted(unique.values(), key=lambda d: (d.kind, d.key, d.path))
+    ]
+    return records, failures

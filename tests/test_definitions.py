@@ -1,0 +1,185 @@
+"""What a framework's configuration declares, read without running it (ingest/definitions.py):
+the facts every setting the tracker shows is verified against. Synthetic files in each
+framework's style."""
+
+from ingest import definitions
+
+ARGPARSE = """
+import argparse
+def add(parser):
+    parser.add_argument("--use-kl-loss", action="store_true", help="...")
+    parser.add_argument("--disable-std", action="store_false", dest="std")
+    parser.add_argument("--kl-loss-type", type=str, choices=["k1", "k2", "k3"], default="k1")
+    parser.add_argument("--eps-clip-low-high", type=float, nargs=2, default=None)
+    parser.add_argument("--kl-coef", type=float, default=0.0)
+    reset_arg(parser, "--lr", type=float, default=1e-6)
+"""
+
+DATACLASSES = """
+from dataclasses import dataclass, field
+from typing import Literal, Optional
+
+@dataclass
+class NormConfig:
+    mean_level: str = "batch"
+    mean_leave1out: bool = False
+
+@dataclass
+class FilterConfig:
+    agg_type: Literal["token", "sequence"] = "token"
+
+@dataclass
+class RewardConfig:
+    threshold: float = 0.0
+
+@dataclass
+class ActorConfig:
+    beta: float = 0.0
+    loss_type: Literal["grpo", "dapo"] = field(default="dapo", metadata={"help": "..."})
+    adv_norm: Optional[NormConfig] = None
+    filters: list[FilterConfig] = field(default_factory=list)
+    rewards: "dict[str, RewardConfig] | None" = None
+
+@dataclass
+class BaseExperiment:
+    seed: int = 1
+
+@dataclass
+class GRPOExperiment(BaseExperiment):
+    actor: ActorConfig = field(default_factory=ActorConfig)
+"""
+
+TYPED_DICT = """
+from typing import NotRequired, TypedDict
+
+class LossConfig(TypedDict):
+    ratio_clip_max: float
+    use_cispo: NotRequired[bool]
+
+class MasterConfig(TypedDict):
+    loss_fn: LossConfig
+
+def grpo_train(config):
+    pass
+"""
+
+YAML = """algorithm:
+  adv_estimator: gae
+  filter_groups:
+    enable: false
+    metric: null
+actor:
+  clip_ratio_c: 3.0
+"""
+
+
+def line_of(text: str, needle: str) -> int:
+    return text[: text.index(needle)].count("\n") + 1
+
+
+def by_key(records, kind):
+    return {r["key"]: r for r in records if r["kind"] == kind}
+
+
+def test_argparse_flags_carry_action_type_choices_default_and_arity():
+    records, failures = definitions.read([("cli/args.py", "classes", ARGPARSE)])
+    flags = by_key(records, "flag")
+    assert failures == []
+    assert flags["--use-kl-loss"] | {} == {
+        "key": "--use-kl-loss",
+        "kind": "flag",
+        "path": "cli/args.py",
+        "line": 4,
+        "type": "bool",
+        "choices": None,
+        "default": "false",
+        "action": "store_true",
+        "nargs": None,
+    }
+    assert flags["--disable-std"]["default"] == "true"  # store_false: on until the flag is given
+    assert flags["--kl-loss-type"]["choices"] == ["k1", "k2", "k3"]
+    assert flags["--eps-clip-low-high"]["nargs"] == 2
+    assert (flags["--kl-coef"]["type"], flags["--kl-coef"]["default"]) == ("float", "0.0")
+    assert flags["--lr"]["line"] == line_of(
+        ARGPARSE, "reset_arg"
+    )  # a flag redefined with reset_arg is declared there
+
+
+def test_dataclass_fields_and_the_dotted_keys_below_a_root_config():
+    records, _ = definitions.read([("cfg/cli_args.py", "tree", DATACLASSES)])
+    fields, keys = by_key(records, "field"), by_key(records, "key")
+    assert fields["ActorConfig.loss_type"]["choices"] == ["grpo", "dapo"]
+    assert fields["ActorConfig.loss_type"]["default"] == "dapo"
+    assert fields["GRPOExperiment.seed"]["line"] == line_of(
+        DATACLASSES, "seed:"
+    )  # inherited: declared in the base class
+    assert {
+        "actor.beta",
+        "actor.adv_norm.mean_leave1out",
+        "actor.filters[].agg_type",
+        "actor.rewards.<key>.threshold",
+        "seed",
+    } <= set(keys)
+    assert keys["actor.filters[].agg_type"]["type"] == "literal"
+    assert "adv_norm.mean_level" not in keys  # ActorConfig is not a root: GRPOExperiment uses it
+    assert "NormConfig.mean_level" in fields
+
+
+def test_classes_files_give_fields_and_functions_but_no_dotted_keys():
+    records, _ = definitions.read([("algos/loss.py", "classes", TYPED_DICT)])
+    assert "LossConfig.use_cispo" in by_key(records, "field")
+    assert by_key(records, "key") == {}
+    assert by_key(records, "function")["grpo_train"]["line"] == line_of(TYPED_DICT, "def grpo")
+
+
+def test_typed_dict_configs_resolve_across_files():
+    records, _ = definitions.read(
+        [
+            ("algos/loss.py", "classes", TYPED_DICT.replace("class MasterConfig", "class _M")),
+            ("algos/grpo.py", "tree", "class MasterConfig(TypedDict):\n    loss_fn: LossConfig\n"),
+        ]
+    )
+    keys = by_key(records, "key")
+    assert keys["loss_fn.use_cispo"]["path"] == "algos/loss.py"
+    assert keys["loss_fn.use_cispo"]["type"] == "bool"
+
+
+def test_yaml_keys_with_their_lines_types_and_defaults():
+    records, _ = definitions.read([("conf/ppo.yaml", "yaml", YAML)])
+    keys = by_key(records, "key")
+    assert keys["algorithm.adv_estimator"] == {
+        "key": "algorithm.adv_estimator",
+        "kind": "key",
+        "path": "conf/ppo.yaml",
+        "line": 2,
+        "type": "str",
+        "choices": None,
+        "default": "gae",
+        "action": None,
+        "nargs": None,
+    }
+    assert keys["algorithm.filter_groups"]["type"] == "mapping"
+    assert (
+        keys["algorithm.filter_groups.metric"]["type"],
+        keys["actor.clip_ratio_c"]["default"],
+    ) == (
+        "null",
+        "3.0",
+    )
+    assert "algorithm.filter_groups.missing" not in keys
+
+
+def test_a_file_that_does_not_parse_is_named_and_the_others_still_count():
+    records, failures = definitions.read(
+        [("conf/broken.yaml", "yaml", "a: [1, 2"), ("cli/args.py", "classes", ARGPARSE)]
+    )
+    assert [f["path"] for f in failures] == ["conf/broken.yaml"]
+    assert "--use-kl-loss" in by_key(records, "flag")
+
+
+def test_long_text_defaults_are_not_kept():
+    template = "x" * 500
+    records, _ = definitions.read(
+        [("conf/a.yaml", "yaml", f"tokenizer:\n  chat_template: {template}\n")]
+    )
+    assert by_key(records, "key")["tokenizer.chat_template"]["default"] is None
