@@ -17,8 +17,7 @@ the files the ``config_sources`` seed names, without running them:
 
 import ast
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field, replace
 
 import yaml
 
@@ -132,7 +131,7 @@ def _unwrap(annotation: ast.AST | None) -> ast.AST | None:
 
 
 WRAPPERS = {"Optional", "NotRequired", "Required", "Annotated", "Union", "ClassVar", "Final"}
-SCALARS = {"bool": "bool", "int": "int", "float": "float", "str": "str"}
+SCALARS = {"bool", "int", "float", "str"}
 
 
 def _is_none(node: ast.AST) -> bool:
@@ -147,7 +146,7 @@ def _type_of(annotation: ast.AST | None, choices: list[str]) -> str | None:
         return None
     name = _name(inner)
     if name in SCALARS:
-        return SCALARS[name]
+        return name
     return ast.unparse(inner)[:80]
 
 
@@ -280,19 +279,20 @@ def resolve(classes: list[_Class], tree_paths: set[str]) -> list[Definition]:
     referenced: set[str] = set()
     for cls in classes:
         for name, (stmt, definition) in names.fields(cls).items():
-            out.append(
-                definition
-                if definition.key == f"{cls.name}.{name}"
-                else Definition(f"{cls.name}.{name}", **_without_key(definition))
-            )
+            out.append(replace(definition, key=f"{cls.name}.{name}"))  # inherited: own name
             referenced.add(_container(stmt.annotation)[1] or "")
 
     def walk(cls: _Class, prefix: str, depth: int, trail: frozenset[str]) -> None:
         for name, (stmt, definition) in names.fields(cls).items():
             key = f"{prefix}{name}"
-            out.append(Definition(key, "key", **_without_key(definition, kind=False)))
             step, child_name = _container(stmt.annotation)
             child = names.find(child_name, cls.path)
+            block = child is not None and not step  # a nested config: its keys are set, not it
+            out.append(
+                replace(
+                    definition, key=key, kind="key", type="mapping" if block else definition.type
+                )
+            )
             if child is not None and child.name not in trail and depth < MAX_DEPTH:
                 walk(child, f"{key}{step}.", depth + 1, trail | {child.name})
 
@@ -300,14 +300,6 @@ def resolve(classes: list[_Class], tree_paths: set[str]) -> list[Definition]:
         if cls.path in tree_paths and cls.name not in referenced and cls.fields:
             walk(cls, "", 0, frozenset({cls.name}))
     return out
-
-
-def _without_key(definition: Definition, kind: bool = True) -> dict[str, Any]:
-    values = asdict(definition)
-    values.pop("key")
-    if not kind:
-        values.pop("kind")
-    return values
 
 
 def read(files: Iterable[tuple[str, str, str]]) -> tuple[list[dict], list[dict]]:

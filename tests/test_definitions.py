@@ -121,6 +121,7 @@ def test_dataclass_fields_and_the_dotted_keys_below_a_root_config():
         "seed",
     } <= set(keys)
     assert keys["actor.filters[].agg_type"]["type"] == "literal"
+    assert keys["actor.adv_norm"]["type"] == "mapping"  # a nested config is set by its keys
     assert "adv_norm.mean_level" not in keys  # ActorConfig is not a root: GRPOExperiment uses it
     assert "NormConfig.mean_level" in fields
 

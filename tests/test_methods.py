@@ -172,6 +172,8 @@ def test_every_setting_present_at_the_snapshot_verifies_against_its_framework(bu
             "--algo.advantage.is_correction_type tis --algo.advantage.is_correction_enable",
         ),
         ("tis:slime", "selectable", "--use-tis"),
+        # hard-coded k3 in the GRPO loss, on whenever the KL term is
+        ("k3_kl_estimator:TRL", "conditional_default", "GRPOConfig(beta=<value > 0>)"),
         ("dapo_token_level_loss:TRL", "default", 'GRPOConfig(loss_type="dapo")'),
     ],
 )
@@ -250,3 +252,24 @@ def test_a_setting_the_framework_does_not_declare_stops_the_build_and_is_named(t
         "gspo:verl | actor_rollout_ref.actor.policy_loss.loss_mode=gspo | no key "
         "actor_rollout_ref.actor.policy_loss.loss_mode is declared at"
     ) in done.stdout
+
+
+@pytest.mark.parametrize(
+    "method_framework, day, sha",
+    [
+        # token-level averaging hard-coded in the GRPO loss before loss_type existed
+        ("dapo_token_level_loss:TRL", "2025-02-17", "293b620950"),
+        # the k3 penalty function before reference_policy_kl_type existed
+        ("k3_kl_estimator:NeMo-RL", "2025-03-20", "b1ba7144b6"),
+        # the clipped surrogate in slime's first commit, before --loss-type
+        ("ppo_clip:slime", "2025-06-19", "e0be9a075c"),
+    ],
+)
+def test_a_hard_coded_implementation_dates_the_landing(built, method_framework, day, sha):
+    warehouse, _ = built
+    [row] = rows(
+        warehouse,
+        "select strftime(first_landing_date, '%Y-%m-%d'), left(first_landing_sha, 10), found_by "
+        f"from marts.method_frameworks where method_framework_id = '{method_framework}'",
+    )
+    assert row == (day, sha, "code_behaviour")

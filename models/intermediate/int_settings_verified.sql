@@ -149,39 +149,65 @@ matched as (
 
 ),
 
+-- the default read with the option, else the declared one
 defaults as (
+
+    select *, coalesce(field_default, default_value) as known_default
+    from matched
+
+),
+
+-- a default that leaves the method off: nothing, false, none, or zero
+disabling as (
 
     select
         *,
-        coalesce(field_default, default_value) as known_default,
-        coalesce(field_default, default_value) is null
-        or lower(coalesce(field_default, default_value)) in ('false', 'none', 'null', '""', '')
-        or coalesce(try_cast(coalesce(field_default, default_value) as double) = 0, false)
-            as default_disables
-    from matched
+        known_default is null
+        or lower(known_default) in ('false', 'none', 'null', '""', '')
+        or coalesce(try_cast(known_default as double) = 0, false) as default_disables
+    from defaults
+
+),
+
+-- a further setting the method needs whose default leaves it off (an enable switch, a
+-- coefficient at 0): the method is then not on by default
+requirements_off as (
+
+    select method_id, framework, bool_or(default_disables) as requirement_disables
+    from disabling
+    where setting_order > 0 and setting_kind = 'setting'
+    group by method_id, framework
 
 ),
 
 tiered as (
 
     select
-        *,
+        d.*,
         case
-            when setting_order > 0 then null
-            when seed_tier = 'default' and setting_kind = 'setting' and option_value is null
-                and default_disables
+            when d.setting_order > 0 then null
+            -- on by default only if nothing else it needs is off by default
+            when base.tier = 'default' and coalesce(r.requirement_disables, false) then 'switch'
+            else base.tier
+        end as tier
+    from disabling as d
+    cross join lateral (
+        select case
+            when d.seed_tier = 'default' and d.setting_kind = 'setting'
+                and d.option_value is null and d.default_disables
                 then 'switch'
             when
-                seed_tier in ('default', 'selectable') and option_value is not null
-                and known_default is not null
+                d.seed_tier in ('default', 'selectable') and d.option_value is not null
+                and d.known_default is not null
                 then case
-                    when list_contains(string_split(known_default, ' | '), option_value)
+                    when list_contains(string_split(d.known_default, ' | '), d.option_value)
                         then 'default'
                     else 'selectable'
                 end
-            else seed_tier
+            else d.seed_tier
         end as tier
-    from defaults
+    ) as base
+    left join requirements_off as r on d.method_id = r.method_id and d.framework = r.framework
 
 ),
 
@@ -193,8 +219,9 @@ valued as (
             when setting_kind <> 'setting' then null
             when required_setting is not null then required_setting
             when option_value is not null then option_value
-            when tier in ('default', 'conditional_default') and not default_disables
-                then known_default
+            -- a field already set the way the method needs: its default, made explicit
+            when tier <> 'switch' and not default_disables then known_default
+            -- a switch is turned from its default
             when action in ('store_true', 'store_false') or value_type = 'bool'
                 then case when lower(known_default) = 'true' then 'false' else 'true' end
             when value_type in ('int', 'float') and try_cast(known_default as double) = 0
@@ -271,9 +298,11 @@ select
     value_type,
     choices,
     option_syntax,
-    -- where users look the option up: its declaration, while it is there
+    -- where users look the option up: its declaration while it is there (for a built-in
+    -- behaviour, the declaration of the first setting it needs)
     case
-        when present_at_snapshot then coalesce(declared_path, implementing_path)
+        when present_at_snapshot
+            then coalesce(declared_path, first_required_path, implementing_path)
         else implementing_path
     end as implementation_path,
     implementing_path,
@@ -285,4 +314,10 @@ select
     case when setting_verified then declared_line end as verified_against_line,
     case when setting_verified then snapshot_sha end as verified_against_commit,
     declared_path
-from checked
+from checked as c
+left join (
+    select method_id, framework, arg_min(declared_path, setting_order) as first_required_path
+    from checked
+    where setting_order > 0 and declared_path is not null
+    group by method_id, framework
+) as first_required using (method_id, framework)

@@ -20,13 +20,26 @@ unverifiable as (
 
 ),
 
+-- each setting in the framework's syntax: a YAML key inside a list (`filters[].enabled`) is
+-- keyed within its entry, a Python field within its class's call; a config block (a mapping) is
+-- not set by a value, only its keys are
 pieces as (
 
     select
         *,
+        case
+            when option_syntax = 'yaml' and contains(option_field, '[]')
+                then split_part(option_field, '[]', 1)
+            when option_syntax = 'python' then split_part(option_field, '.', 1)
+        end as container,
         case option_syntax
             when 'override' then option_field || '=' || setting
-            when 'yaml' then option_field || ': ' || setting
+            when 'yaml' then
+                case
+                    when contains(option_field, '[]')
+                        then split_part(option_field, '[].', 2) || ': ' || setting
+                    else option_field || ': ' || setting
+                end
             when 'cli' then
                 case when is_bare_flag then option_field else option_field || ' ' || setting end
             when 'python' then
@@ -40,22 +53,25 @@ pieces as (
                 end
         end as piece
     from settings
-    where setting_kind = 'setting'
+    where setting_kind = 'setting' and coalesce(value_type, '') <> 'mapping'
 
 ),
 
--- Python settings group into one call per config class
-calls as (
+-- settings in one container join: `Config(a=1, b=2)`, `key: [{a: 1, b: 2}]`
+grouped as (
 
     select
         method_id,
         framework,
         min(setting_order) as setting_order,
-        split_part(option_field, '.', 1) || '('
-        || string_agg(piece, ', ' order by setting_order) || ')' as piece
+        any_value(option_syntax) as option_syntax,
+        case any_value(option_syntax)
+            when 'python' then container || '(' || string_agg(piece, ', ' order by setting_order) || ')'
+            else container || ': [{' || string_agg(piece, ', ' order by setting_order) || '}]'
+        end as piece
     from pieces
-    where option_syntax = 'python'
-    group by method_id, framework, split_part(option_field, '.', 1)
+    where container is not null
+    group by method_id, framework, container
 
 ),
 
@@ -73,9 +89,9 @@ fragments as (
     from (
         select method_id, framework, setting_order, piece, option_syntax
         from pieces
-        where option_syntax <> 'python'
+        where container is null
         union all
-        select method_id, framework, setting_order, piece, 'python' from calls
+        select method_id, framework, setting_order, piece, option_syntax from grouped
     )
     group by method_id, framework
 
@@ -112,7 +128,9 @@ select
         f.fragment,
         case m.setting_kind
             when 'function' then 'see ' || m.implementing_path || ': ' || m.option_value
-            when 'behaviour' then 'built in (on by default): see ' || m.implementing_path
+            when 'behaviour' then 'built in'
+                || case when m.tier = 'default' then ' (on by default)' else '' end
+                || ': see ' || m.implementing_path
             else 'see ' || m.implementing_path
         end
     ) as fragment,
