@@ -28,10 +28,10 @@ def losses(*names):
     return "".join(f'@register_policy_loss("{n}")\ndef f_{n}():\n    pass\n\n' for n in names)
 
 
-def rows(warehouse, sql):
+def rows(warehouse, sql, params=()):
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
-        return con.execute(sql).fetchall()
+        return con.execute(sql, list(params)).fetchall()
     finally:
         con.close()
 
@@ -182,7 +182,8 @@ def test_settings_turn_the_method_on(built, method_framework, tier, fragment):
     [row] = rows(
         warehouse,
         "select tier, fragment, setting_verified from marts.option_equivalents "
-        f"where method_framework_id = '{method_framework}'",
+        "where method_framework_id = ?",
+        [method_framework],
     )
     assert row == (tier, fragment, True)
 
@@ -223,8 +224,8 @@ def test_fragments_use_each_frameworks_own_syntax(built, framework, starts):
     warehouse, _ = built
     [(fragment,)] = rows(
         warehouse,
-        f"select fragment from marts.option_equivalents "
-        f"where method_id = 'gspo' and framework = '{framework}'",
+        "select fragment from marts.option_equivalents where method_id = 'gspo' and framework = ?",
+        [framework],
     )
     assert fragment.startswith(starts)
 
@@ -270,6 +271,7 @@ def test_a_hard_coded_implementation_dates_the_landing(built, method_framework, 
     [row] = rows(
         warehouse,
         "select strftime(first_landing_date, '%Y-%m-%d'), left(first_landing_sha, 10), found_by "
-        f"from marts.method_frameworks where method_framework_id = '{method_framework}'",
+        "from marts.method_frameworks where method_framework_id = ?",
+        [method_framework],
     )
     assert row == (day, sha, "code_behaviour")
