@@ -25,11 +25,12 @@ from ingest.extractors import (
     YAML_LOADER,
     ExtractionError,
     _choice_values,
+    _classes,
     _field_default_and_choices,
-    _literal,
     _name,
     _parse_python,
     _text,
+    argument,
 )
 
 MAX_DEPTH = 8  # nesting of config classes followed from a root
@@ -167,52 +168,26 @@ def _container(annotation: ast.AST | None) -> tuple[str, str | None]:
 
 def _argparse(tree: ast.Module, path: str) -> Iterator[Definition]:
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and _name(node.func) in ("add_argument", "reset_arg")):
+        arg = argument(node)
+        if arg is None:
             continue
-        flags = [
-            a.value
-            for a in node.args
-            if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("-")
-        ]
-        if not flags:
-            continue
-        keywords = {k.arg: k.value for k in node.keywords if k.arg}
-        action = keywords.get("action")
-        action_name = (
-            _literal(action)
-            if isinstance(action, ast.Constant)
-            else (_name(action) if action is not None else None)
-        )
-        default = _literal(keywords.get("default"))
-        if "default" not in keywords:
-            default = {"store_true": False, "store_false": True}.get(action_name)
-        choices = _literal(keywords.get("choices"))
+        choices = arg.choices
         choices = tuple(_choice_values(choices)) if isinstance(choices, list | tuple) else None
-        kind = keywords.get("type")
-        type_name = _name(kind) if kind is not None else None
-        if action_name in ("store_true", "store_false", "BooleanOptionalAction"):
+        type_name = arg.type
+        if arg.action in ("store_true", "store_false", "BooleanOptionalAction"):
             type_name = "bool"
-        elif type_name is None and action_name in (None, "store", "append"):
+        elif type_name is None and arg.action in (None, "store", "append"):
             type_name = "str"
-        nargs = _literal(keywords.get("nargs"))
-        for flag in flags:
+        nargs = arg.nargs if isinstance(arg.nargs, int) else None
+        for flag in arg.flags:
             yield Definition(
-                flag,
-                "flag",
-                path,
-                node.lineno,
-                type_name,
-                choices or None,
-                _text(default),
-                action_name,
-                nargs if isinstance(nargs, int) else None,
-            )
+                flag, "flag", path, node.lineno, type_name, choices or None, _text(arg.default),
+                arg.action, nargs,
+            )  # fmt: skip
 
 
-def _classes(tree: ast.Module, path: str) -> Iterator[_Class]:
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.ClassDef):
-            continue
+def _config_classes(tree: ast.Module, path: str) -> Iterator[_Class]:
+    for node in _classes(tree):
         cls = _Class(node.name, path, [b for b in map(_name, node.bases) if b])
         for stmt in node.body:
             if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
@@ -245,7 +220,7 @@ def python_definitions(source: str, path: str) -> tuple[list[Definition], list[_
             out.append(Definition(node.name, "function", path, node.lineno, None))
         elif isinstance(node, ast.ClassDef):
             out.append(Definition(node.name, "class", path, node.lineno, None))
-    return out, list(_classes(tree, path))
+    return out, list(_config_classes(tree, path))
 
 
 class _Namespace:

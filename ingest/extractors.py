@@ -306,24 +306,59 @@ def declared_field(source: str, selector: str, field: str) -> list[Observation]:
     return out
 
 
+@dataclass(frozen=True)
+class Argument:
+    """What argparse makes of one ``add_argument`` (or ``reset_arg``) call."""
+
+    flags: tuple[str, ...]
+    default: Any  # argparse's implicit default for a flag that stores a bool
+    choices: Any  # the literal choices, if any
+    action: str | None  # store_true, store_false, a class name such as BooleanOptionalAction
+    type: str | None  # the name given as type=
+    nargs: Any
+
+
+def argument(node: ast.AST) -> Argument | None:
+    """The argument a call declares, or None if it declares no flag."""
+    if not (isinstance(node, ast.Call) and _name(node.func) in ("add_argument", "reset_arg")):
+        return None
+    flags = tuple(
+        a.value
+        for a in node.args
+        if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("-")
+    )
+    if not flags:
+        return None
+    keywords = {k.arg: k.value for k in node.keywords if k.arg}
+    action = keywords.get("action")
+    action_name = (
+        _literal(action) if isinstance(action, ast.Constant) else _name(action) if action else None
+    )
+    default = _literal(keywords.get("default"))
+    if "default" not in keywords:
+        default = {"store_true": False, "store_false": True}.get(action_name)
+    kind = keywords.get("type")
+    return Argument(
+        flags,
+        default,
+        _literal(keywords.get("choices")),
+        action_name,
+        _name(kind) if kind is not None else None,
+        _literal(keywords.get("nargs")),
+    )
+
+
 def _argparse(tree: ast.Module, source: str, flag: str, field: str) -> list[Observation]:
     out: list[Observation] = []
     for node in _near(tree, source, flag):
-        if not (isinstance(node, ast.Call) and _name(node.func) in ("add_argument", "reset_arg")):
+        arg = argument(node)
+        if arg is None or flag not in arg.flags:
             continue
-        names = [_literal(a) for a in node.args]
-        if flag not in names:
-            continue
-        keywords = {k.arg: k.value for k in node.keywords}
-        default, choices = _literal(keywords.get("default")), _literal(keywords.get("choices"))
-        if "default" not in keywords:  # argparse's implicit default of a flag that stores a bool
-            default = {"store_true": False, "store_false": True}.get(
-                _literal(keywords.get("action"))
-            )
+        choices = arg.choices
         if isinstance(choices, list | tuple) and all(isinstance(c, str) for c in choices):
-            out += _choices(list(choices), field, default)
+            out += _choices(list(choices), field, arg.default)
         else:
-            out.append(Observation(field, "", None, _text(default)))
+            out.append(Observation(field, "", None, _text(arg.default)))
     return out
 
 

@@ -31,22 +31,6 @@ settings as (
 
     select * from {{ ref('int_settings_verified') }} where setting_order = 0
 
-),
-
-lags as (
-
-    select
-        l.method_id,
-        l.framework,
-        date_diff(
-            'day',
-            coalesce(p.first_version_date, c.first_public_date),
-            cast(l.first_landing_date as date)
-        ) as lag_days
-    from landings as l
-    inner join catalog as c on l.method_id = c.method_id
-    left join papers as p on c.source_arxiv_id = p.arxiv_id
-
 )
 
 select
@@ -71,8 +55,12 @@ select
             {{ normalised_name('l.landing_author') }}
         )
     end as author_is_paper_author,
-    g.lag_days,
-    g.lag_days < 0 as landed_before_first_public,
+    date_diff(
+        'day',
+        coalesce(p.first_version_date, c.first_public_date),
+        cast(l.first_landing_date as date)
+    ) as lag_days,
+    lag_days < 0 as landed_before_first_public,
     pr.pull_request_number as landing_pull_request,
     pr.pull_request_url as landing_pull_request_url,
     pr.pull_request_author as landing_pull_request_author,
@@ -83,6 +71,5 @@ from landings as l
 inner join catalog as c on l.method_id = c.method_id
 left join papers as p on c.source_arxiv_id = p.arxiv_id
 inner join settings as s on l.method_id = s.method_id and l.framework = s.framework
-inner join lags as g on l.method_id = g.method_id and l.framework = g.framework
 left join pull_requests as pr
     on l.framework = pr.framework and l.first_landing_sha = pr.commit_sha

@@ -56,8 +56,7 @@ dated as (
 select
     * exclude (first_landing_after_public_date),
     date_diff('day', first_public_date, cast(first_landing_date as date)) as lag_days,
-    date_diff('day', first_public_date, cast(first_landing_date as date)) < 0
-        as landed_before_first_public,
+    lag_days < 0 as landed_before_first_public,
     date_diff('day', first_public_date, cast(first_landing_after_public_date as date))
         as lag_days_after_public
 from dated
