@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ingest.frameworks import frameworks, locations  # noqa: E402
-from ingest.git_history import open_repository, resolve_branch  # noqa: E402
+from ingest.git.frameworks import frameworks, locations  # noqa: E402
+from ingest.git.history import open_repository, resolve_branch  # noqa: E402
 
 
 def measured(command: list[str], env: dict | None = None) -> tuple[float, float]:
@@ -58,8 +58,8 @@ def pydriller_walk(name: str, path: str) -> None:
 
     from pydriller import Repository
 
-    from ingest.extractors import EXTRACTORS, ExtractionError
-    from ingest.git_history import ARXIV_ID
+    from ingest.git.extractors import EXTRACTORS, ExtractionError
+    from ingest.git.history import ARXIV_ID
 
     repo = open_repository(Path(path), frameworks()[name]["main_branch"])
     os.environ["GIT_DIR"] = str(repo.git_dir)  # PyDriller's own Repo on a config-less mirror
@@ -93,7 +93,7 @@ def pydriller_walk(name: str, path: str) -> None:
 def ingest(python: str, repos: dict[str, str], warehouse: Path, jobs: int) -> tuple[float, float]:
     args = [a for n, p in repos.items() for a in ("--framework", n, "--repo", f"{n}={p}")]
     env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse)}
-    command = [python, "-m", "ingest.cli", "ingest", "frameworks", *args, "--jobs", str(jobs)]
+    command = [python, "-m", "tracker.cli", "ingest", "frameworks", *args, "--jobs", str(jobs)]
     return measured(command, env)
 
 

@@ -1,6 +1,6 @@
 """Benchmark: requests the GitHub ingester makes, against the fewest possible.
 
-Everything here is SYNTHETIC: a local replay server (tests/github_replay.py) serves a generated
+Everything here is SYNTHETIC: a local replay server (synthetic/github.py) serves a generated
 record of threads across seven repositories (default 30,000), each with a timeline of a few
 comments (pull requests also a review and a merge; one thread in fifty a timeline longer than a
 page), and a few discussions per repository. The ingester runs against it into a temporary
@@ -27,8 +27,8 @@ from pytest_httpserver import HTTPServer
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ingest import github  # noqa: E402
-from tests.github_replay import (  # noqa: E402
+from ingest.github import threads as github  # noqa: E402
+from synthetic.github import (  # noqa: E402
     FakeGitHub,
     comment,
     discussion,

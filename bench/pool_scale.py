@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.git_history import measured  # noqa: E402
-from ingest.build import copy_project, dbt_command  # noqa: E402
-from ingest.landing import ensure_all_raw_tables  # noqa: E402
+from ingest.landing.raw import ensure_all_raw_tables  # noqa: E402
+from tracker.build import copy_project, dbt_command  # noqa: E402
 
 STUDY_POOL = 6_939
 SYNTHETIC_ID = "printf('%04d.%05d', 9000 + i // 100000, i % 100000)"

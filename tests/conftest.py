@@ -7,8 +7,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ingest import build
-from ingest.landing import Record, ensure_all_raw_tables
+from ingest.landing.raw import Record, ensure_all_raw_tables
+from tracker import build
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,7 +46,7 @@ def paper(arxiv_id: str, title: str = "A paper", day: str = "2025-03-01", **extr
 def tracker(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run the real `tracker` command in a separate process."""
     return subprocess.run(
-        [sys.executable, "-m", "ingest.cli", *args],
+        [sys.executable, "-m", "tracker.cli", *args],
         capture_output=True,
         text=True,
         env=env,

@@ -10,8 +10,9 @@ import duckdb
 import pytest
 from werkzeug import Response
 
-from ingest import arxiv, snapshot
+from ingest.arxiv import api as arxiv
 from ingest.errors import TrackerError
+from tracker import snapshot
 
 FIXTURES = Path(__file__).parent / "fixtures" / "arxiv"
 

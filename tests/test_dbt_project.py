@@ -6,10 +6,10 @@ import duckdb
 import pytest
 import yaml
 
-from ingest import validation
-from ingest.build import run_dbt
 from ingest.errors import TrackerError
+from ingest.landing import validation
 from tests.conftest import ROOT
+from tracker.build import run_dbt
 
 LAYERS = {"staging": "staging", "intermediate": "intermediate", "marts": "marts"}
 

@@ -1,8 +1,8 @@
-"""What a framework's configuration declares, read without running it (ingest/definitions.py):
+"""What a framework's configuration declares, read without running it (ingest/git/definitions.py):
 the facts every setting the tracker shows is verified against. Synthetic files in each
 framework's style."""
 
-from ingest import definitions
+from ingest.git import definitions
 
 ARGPARSE = """
 import argparse

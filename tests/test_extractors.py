@@ -2,7 +2,7 @@
 
 import pytest
 
-from ingest.extractors import EXTRACTORS, ExtractionError
+from ingest.git.extractors import EXTRACTORS, ExtractionError
 
 
 def found(kind, text, selector, field="f"):

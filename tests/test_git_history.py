@@ -6,12 +6,12 @@ import duckdb
 import git
 import pytest
 
-from ingest import frameworks
-from ingest.build import run_dbt
 from ingest.errors import TrackerError
-from ingest.git_history import Location, Miner, State, open_repository
-from ingest.landing import latest_payloads
-from ingest.warehouse import connect
+from ingest.git import frameworks
+from ingest.git.history import Location, Miner, State, open_repository
+from ingest.landing.raw import latest_payloads
+from tracker.build import run_dbt
+from tracker.warehouse import connect
 
 LOCATIONS = [
     Location(
@@ -267,7 +267,7 @@ def test_dbt_derives_added_removed_and_default_changed_events(history, warehouse
 
 
 def test_binary_and_very_large_files_are_skipped_with_a_reason(history, monkeypatch):
-    from ingest import git_history
+    from ingest.git import history as git_history
 
     monkeypatch.setattr(git_history, "MAX_TEXT_BYTES", 10_000)
     history.commit({"algos/core.py": loss("vanilla")})
@@ -453,7 +453,7 @@ def test_a_hard_coded_implementation_is_seen_from_the_commit_that_first_does_it(
 
 
 def test_the_configuration_is_read_at_the_last_commit_walked(history):
-    from ingest.git_history import ConfigSource
+    from ingest.git.history import ConfigSource
 
     history.commit({"cli/args.py": 'p.add_argument("--old", action="store_true")\n'})
     head = history.commit(

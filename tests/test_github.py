@@ -1,4 +1,4 @@
-"""The GitHub ingester against a local replay server (tests/github_replay.py). Threads here are
+"""The GitHub ingester against a local replay server (synthetic/github.py). Threads here are
 SYNTHETIC, except the timeline shapes read from tests/fixtures/github (recorded, redacted)."""
 
 import json
@@ -11,9 +11,9 @@ import duckdb
 import pytest
 from werkzeug import Response
 
-from ingest import github, snapshot
 from ingest.errors import TrackerError
-from tests.github_replay import (
+from ingest.github import threads as github
+from synthetic.github import (
     FakeGitHub,
     comment,
     cross_reference,
@@ -23,6 +23,7 @@ from tests.github_replay import (
     stamp,
     thread,
 )
+from tracker import snapshot
 
 SECRET = "synthetic-token-never-shown"
 SLUG = "huggingface/trl"
@@ -352,8 +353,8 @@ def test_a_graphql_answer_with_errors_is_a_clear_error(hub, con):
 
 
 def test_staging_has_typed_threads_comments_and_reviews(hub, warehouse):
-    from ingest.build import run_dbt
-    from ingest.warehouse import connect
+    from tracker.build import run_dbt
+    from tracker.warehouse import connect
 
     record(hub, threads=3)
     connection = connect()

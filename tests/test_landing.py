@@ -7,7 +7,7 @@ import duckdb
 import pytest
 
 from ingest.errors import TrackerError
-from ingest.landing import Record, held_back, ingest_run, land_batch, latest_payloads
+from ingest.landing.raw import Record, held_back, ingest_run, land_batch, latest_payloads
 from tests.conftest import paper
 
 

@@ -7,10 +7,10 @@ import duckdb
 import git
 import pytest
 
-from ingest import frameworks
-from ingest.build import dbt_command, run_dbt
-from ingest.warehouse import connect
+from ingest.git import frameworks
 from tests.conftest import VERL_CONFIG, tracker
+from tracker.build import dbt_command, run_dbt
+from tracker.warehouse import connect
 
 
 def commit(repo: git.Repo, path, files: dict[str, str], day: int) -> str:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ingest import outputs
 from ingest.errors import TrackerError
 from tests.conftest import ROOT, tracker
+from tracker import outputs
 
 
 def env_for(warehouse: Path) -> dict:

@@ -11,10 +11,10 @@ import duckdb
 import git
 import pytest
 
-from ingest import frameworks
-from ingest.build import copy_project, dbt_command
-from ingest.landing import Record, ensure_all_raw_tables, ingest_run, land_batch
+from ingest.git import frameworks
+from ingest.landing.raw import Record, ensure_all_raw_tables, ingest_run, land_batch
 from tests.conftest import VERL_CONFIG
+from tracker.build import copy_project, dbt_command
 
 RL_LLM = "Synthetic reinforcement learning for LLMs"
 PAPERS = [  # id, first version, title, label ("" = not labelled yet)
@@ -175,7 +175,7 @@ def test_a_pool_not_fetched_in_full_is_flagged_incomplete(built):
 
 
 def test_the_build_summary_says_the_pool_is_incomplete_and_how_many_need_labels(built):
-    from ingest.build import pool_summary
+    from tracker.build import pool_summary
 
     warehouse, _ = built
     con = duckdb.connect(str(warehouse), read_only=True)

@@ -43,7 +43,7 @@ def synthetic_history(path: Path, commits: int) -> Path:
 def start(*args: str, warehouse: Path) -> subprocess.Popen:
     env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse)}
     return subprocess.Popen(
-        [sys.executable, "-m", "ingest.cli", *args],
+        [sys.executable, "-m", "tracker.cli", *args],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -134,7 +134,7 @@ def two_walks(repo: Path) -> list[str]:
 
 def walking(below: dict[int, str]) -> bool:
     """Both workers (forks of the tracker, with its command line) are alive."""
-    return sum("ingest.cli" in command for command in below.values()) >= 2
+    return sum("tracker.cli" in command for command in below.values()) >= 2
 
 
 def test_kill_9_of_an_ingest_stops_its_workers_and_the_next_run_lands_it_all_once(tmp_path):
@@ -170,8 +170,8 @@ def test_kill_9_of_a_build_stops_dbt_and_the_next_build_succeeds(tmp_path):
 
 DIES_MID_RUN = """
 import sys, time
-from ingest.landing import ingest_run
-from ingest.warehouse import writing
+from ingest.landing.raw import ingest_run
+from tracker.warehouse import writing
 with writing("snapshot load") as work:
     con = work.connect()
     with ingest_run(con, "snapshot", "snapshot load (killed)"):

@@ -12,13 +12,14 @@ import duckdb
 import git
 import pytest
 
-from ingest import frameworks, github
-from ingest.build import dbt_command
-from ingest.landing import ensure_all_raw_tables, ingest_run, land_batch
+from ingest.git import frameworks
+from ingest.github import threads as github
+from ingest.landing.raw import ensure_all_raw_tables, ingest_run, land_batch
+from synthetic.github import FakeGitHub, comment, issue_event, thread
 from tests.conftest import paper
-from tests.github_replay import FakeGitHub, comment, issue_event, thread
 from tests.test_pool import history
 from tests.test_pool import project as pool_project
+from tracker.build import dbt_command
 
 SLUG = "verl-project/verl"
 TITLE_2 = "Synthetic method two for reinforcement learning of language models"
@@ -221,7 +222,7 @@ def test_no_thread_text_reaches_a_mart(built):
 
 
 def test_the_report_and_site_show_proposals_and_failure_reports(built, tmp_path):
-    from ingest import report, site
+    from tracker import report, site
 
     con, _ = built
     report.write(con, tmp_path / "report")

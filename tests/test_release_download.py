@@ -15,9 +15,9 @@ import duckdb
 import pytest
 from werkzeug import Response
 
-from ingest import build, download, release
 from ingest.errors import TrackerError
 from tests.conftest import ROOT
+from tracker import build, download, release
 
 
 def tables(path):

@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ingest import outputs, report
+from tracker import outputs, report
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"  # screenshots the browser tests write

@@ -7,10 +7,10 @@ import json
 import duckdb
 import pytest
 
-from ingest import snapshot
 from ingest.errors import TrackerError
-from ingest.landing import ensure_all_raw_tables, ingest_run, land_batch
+from ingest.landing.raw import ensure_all_raw_tables, ingest_run, land_batch
 from tests.conftest import ROOT, paper
+from tracker import snapshot
 
 RAW = (
     "select record_key, record_version, content_sha256, fetched_at "
@@ -233,6 +233,6 @@ def test_records_that_fail_validation_stop_the_load_naming_the_table(tmp_path):
 
 
 def paper_like(key, payload):
-    from ingest.landing import Record
+    from ingest.landing.raw import Record
 
     return Record(key, payload, "test", "test/1")

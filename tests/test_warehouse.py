@@ -9,8 +9,8 @@ import time
 
 import duckdb
 
-from ingest import warehouse as wh
 from tests.conftest import ROOT, tracker
+from tracker import warehouse as wh
 
 HOLD = (
     "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import duckdb
 
-from ingest import outputs, report
-from ingest.warehouse import require_marts
+from tracker import outputs, report
+from tracker.warehouse import require_marts
 
 STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 110rem;

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ingest import __version__
 from ingest.errors import TrackerError
-from ingest.landing import Record
+from ingest.landing.raw import Record
 
 SOURCE, ENTITY = "arxiv", "papers"
 INGESTER_VERSION = f"arxiv_metadata/{__version__}"

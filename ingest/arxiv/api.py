@@ -27,7 +27,7 @@ import requests
 
 from ingest import __version__, http
 from ingest.errors import TrackerError
-from ingest.landing import Record, ensure_all_raw_tables, ingest_run, land_batch
+from ingest.landing.raw import Record, ensure_all_raw_tables, ingest_run, land_batch
 
 API_URL = "https://export.arxiv.org/api/query"
 OAI_URL = "https://oaipmh.arxiv.org/oai"  # export.arxiv.org/oai2 redirects here

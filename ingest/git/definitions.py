@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import yaml
 
-from ingest.extractors import (
+from ingest.git.extractors import (
     YAML_LOADER,
     ExtractionError,
     _choice_values,

@@ -20,11 +20,13 @@ from typing import Any
 import duckdb
 import yaml
 
-from ingest import __version__, outputs, sql, validation
-from ingest.checksums import verify_file
+from ingest import __version__, sql
 from ingest.errors import TrackerError
-from ingest.landing import Counts, Record, ensure_all_raw_tables, ingest_run, land_batch
-from ingest.warehouse import PROJECT_ROOT
+from ingest.landing import validation
+from ingest.landing.raw import Counts, Record, ensure_all_raw_tables, ingest_run, land_batch
+from ingest.project import PROJECT_ROOT
+from tracker import outputs
+from tracker.checksums import verify_file
 
 SNAPSHOT_DIR = PROJECT_ROOT / "snapshot"
 MANIFEST = "manifest.json"

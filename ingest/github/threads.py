@@ -44,7 +44,7 @@ from requests.auth import AuthBase
 
 from ingest import __version__, http
 from ingest.errors import TrackerError
-from ingest.landing import (
+from ingest.landing.raw import (
     Record,
     ensure_all_raw_tables,
     ingest_run,

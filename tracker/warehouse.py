@@ -25,10 +25,10 @@ from pathlib import Path
 import duckdb
 
 from ingest.errors import TrackerError
+from ingest.project import PROJECT_ROOT
 
 log = logging.getLogger(__name__)
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_WAREHOUSE = Path("warehouse") / "tracker.duckdb"
 
 

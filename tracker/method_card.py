@@ -9,7 +9,7 @@ import re
 
 import duckdb
 
-from ingest.warehouse import require_marts
+from tracker.warehouse import require_marts
 
 MARTS = ("methods", "method_frameworks", "option_equivalents")
 

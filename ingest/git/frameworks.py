@@ -5,7 +5,6 @@ already landed for a framework (the cursor is the data: the newest row of raw.gi
 lands commits last, so a run that dies part-way is simply repeated by the next one.
 """
 
-import csv
 import json
 import os
 import sys
@@ -20,7 +19,7 @@ import git
 
 from ingest import processes
 from ingest.errors import TrackerError
-from ingest.git_history import (
+from ingest.git.history import (
     INGESTER_VERSION,
     ConfigSource,
     Location,
@@ -29,22 +28,15 @@ from ingest.git_history import (
     State,
     open_repository,
 )
-from ingest.git_history import resolve_branch as branch_ref
-from ingest.landing import (
+from ingest.git.history import resolve_branch as branch_ref
+from ingest.landing.raw import (
     Record,
     ensure_all_raw_tables,
     ingest_run,
     land_batch,
     latest_payloads,
 )
-from ingest.warehouse import PROJECT_ROOT
-
-SEEDS = PROJECT_ROOT / "seeds"
-
-
-def read_seed(name: str) -> list[dict[str, str]]:
-    with (SEEDS / f"{name}.csv").open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
+from ingest.project import read_seed
 
 
 def frameworks() -> dict[str, dict[str, str]]:

@@ -43,7 +43,7 @@ def require_suite(name: str) -> None:
     """Fail before anything is fetched or written if a raw table has no suite to validate it."""
     if not (SUITES_DIR / f"{name}.json").exists():
         raise TrackerError(
-            f"no expectation suite for raw.{name}: add ingest/expectations/{name}.json "
+            f"no expectation suite for raw.{name}: add ingest/landing/expectations/{name}.json "
             "before landing records into that table"
         )
 

@@ -12,11 +12,12 @@ from typing import Any
 import duckdb
 import yaml
 
-from ingest import __version__, outputs, sql
-from ingest.checksums import sha256_file
+from ingest import __version__, sql
 from ingest.errors import TrackerError
-from ingest.snapshot import snapshot_date
-from ingest.warehouse import PROJECT_ROOT
+from ingest.project import PROJECT_ROOT
+from tracker import outputs
+from tracker.checksums import sha256_file
+from tracker.snapshot import snapshot_date
 
 MARTS_DIR = PROJECT_ROOT / "models" / "marts"
 MARTS_SCHEMA = "marts"

@@ -25,7 +25,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from ingest import sql, validation
+from ingest import sql
+from ingest.landing import validation
 
 log = logging.getLogger(__name__)
 

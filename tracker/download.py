@@ -27,10 +27,10 @@ import duckdb
 import requests
 
 from ingest import __version__, sql
-from ingest.checksums import verify_file
 from ingest.errors import TrackerError
 from ingest.http import TIMEOUT, session
-from ingest.warehouse import connect, holder, warehouse_path, writer_lock
+from tracker.checksums import verify_file
+from tracker.warehouse import connect, holder, warehouse_path, writer_lock
 
 TYPE = re.compile(
     r"(BOOLEAN|TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|FLOAT|DOUBLE|DATE|TIME|TIMESTAMP"

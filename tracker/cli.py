@@ -10,24 +10,16 @@ from pathlib import Path
 
 import duckdb
 
-from ingest import (
-    __version__,
-    arxiv,
-    arxiv_metadata,
-    build,
-    download,
-    frameworks,
-    github,
-    method_card,
-    processes,
-    release,
-    report,
-    site,
-    snapshot,
-)
+from ingest import __version__, processes
+from ingest.arxiv import api as arxiv
+from ingest.arxiv import metadata as arxiv_metadata
 from ingest.errors import TrackerError, reason
-from ingest.landing import ensure_all_raw_tables, held_back, ingest_run, land_batch
-from ingest.warehouse import PROJECT_ROOT, connect, warehouse_path, writer
+from ingest.git import frameworks
+from ingest.github import threads as github
+from ingest.landing.raw import ensure_all_raw_tables, held_back, ingest_run, land_batch
+from ingest.project import PROJECT_ROOT
+from tracker import build, download, method_card, release, report, site, snapshot
+from tracker.warehouse import connect, warehouse_path, writer
 
 
 def _print_table(headers: list[str], rows: list[tuple]) -> None:
@@ -120,7 +112,7 @@ def cmd_review(args: argparse.Namespace) -> None:
         return
     _print_table(["raw table", "key", "failed expectation", "detail", "seen", "last run"], rows)
     print(
-        f"\n{len(rows)} held back. Fix the source (or the suite in ingest/expectations/) "
+        f"\n{len(rows)} held back. Fix the source (or the suite in ingest/landing/expectations/) "
         "and land again; the payloads are in meta.review_queue."
     )
 

@@ -13,7 +13,7 @@ From that walk come three raw entities:
 - ``git__citations``: the citation audit, each arXiv id per file with when it appeared and, if it
   did, when it went;
 - ``git__definitions``: at the last commit walked (the snapshot), every key, flag and field the
-  framework's configuration declares (ingest/definitions.py), which the settings the tracker
+  framework's configuration declares (ingest/git/definitions.py), which the settings the tracker
   tells users to paste are verified against.
 """
 
@@ -28,8 +28,9 @@ from pathlib import Path
 
 import git
 
-from ingest import __version__, definitions, extractors
+from ingest import __version__
 from ingest.errors import TrackerError
+from ingest.git import definitions, extractors
 
 INGESTER_VERSION = f"git_history/{__version__}"
 BULK_IMPORT_FILES = 50  # a commit adding at least this many files is a bulk import
@@ -61,7 +62,7 @@ class ConfigSource:
     """One row of the config_sources seed: files whose declarations a user's settings meet."""
 
     path_pattern: str
-    syntax: str  # yaml, classes or tree (ingest/definitions.py)
+    syntax: str  # yaml, classes or tree (ingest/git/definitions.py)
 
     def match(self, path: str) -> bool:
         return _pattern(self.path_pattern).fullmatch(path) is not None

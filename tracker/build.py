@@ -8,9 +8,11 @@ from pathlib import Path
 
 import duckdb
 
-from ingest import outputs, processes, release, report, site, snapshot, warehouse
+from ingest import processes
 from ingest.errors import TrackerError
-from ingest.warehouse import PROJECT_ROOT, warehouse_path
+from ingest.project import PROJECT_ROOT
+from tracker import outputs, release, report, site, snapshot, warehouse
+from tracker.warehouse import warehouse_path
 
 
 def dbt_command(*args: str, project: Path = PROJECT_ROOT) -> list[str]:
@@ -51,8 +53,8 @@ def build(snapshot_dir: Path, release_dir: Path, allow_shrink: bool = False) -> 
     """Land the snapshot, build, and write the release with the report and the site next to
     it (``report/`` and ``site/`` in the release folder's parent).
 
-    Everything is written aside and swapped in at the end: the warehouse (ingest/warehouse.py)
-    and the three folders (ingest/outputs.py). A build that fails anywhere changes none of them,
+    Everything is written aside and swapped in at the end: the warehouse (tracker/warehouse.py)
+    and the three folders (tracker/outputs.py). A build that fails anywhere changes none of them,
     and a folder the tracker did not make stops it before any work."""
     report_dir, site_dir = release_dir.parent / "report", release_dir.parent / "site"
     folders = {"release": release_dir, "report": report_dir, "site": site_dir}

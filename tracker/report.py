@@ -15,8 +15,8 @@ import duckdb
 import matplotlib
 import polars as pl
 
-from ingest import outputs
-from ingest.warehouse import require_marts
+from tracker import outputs
+from tracker.warehouse import require_marts
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
