@@ -12,7 +12,7 @@ thread's timeline pages once, every discussions page once), and the ratio.
 """
 
 import argparse
-import contextlib
+import logging
 import os
 import random
 import re
@@ -27,7 +27,8 @@ from pytest_httpserver import HTTPServer
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ingest.github import threads as github  # noqa: E402
+from ingest.github.client import Client  # noqa: E402
+from ingest.github.threads import ingest_discussions, ingest_threads  # noqa: E402
 from synthetic.github import (  # noqa: E402
     FakeGitHub,
     comment,
@@ -77,11 +78,11 @@ def synthetic_record(fake: FakeGitHub, threads: int, seed: int = 7) -> None:
             fake.repo(slug).discussions[number] = discussion(slug, number, stamp(n), comments)
 
 
-def run_all(con, client: github.Client) -> None:
+def run_all(con: duckdb.DuckDBPyConnection, client: Client) -> None:
     for slug in REPOSITORIES:
         name = slug.split("/")[1]
-        github.ingest_threads(con, client, name, slug)
-        github.ingest_discussions(con, client, name, slug)
+        ingest_threads(con, client, name, slug)
+        ingest_discussions(con, client, name, slug)
 
 
 def main() -> None:
@@ -89,6 +90,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=30_000)
     args = parser.parse_args()
 
+    # the replay server's request log and the ingester's progress lines are not measured
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
     server = HTTPServer()
     server.start()
     fake = FakeGitHub(server.url_for("/"))
@@ -97,25 +100,23 @@ def main() -> None:
     os.environ["GITHUB_API_URL"] = server.url_for("/")
     os.environ["GITHUB_GRAPHQL_URL"] = server.url_for("/graphql")
     synthetic_record(fake, args.threads)
-    client = github.Client("synthetic-token")
+    client = Client("synthetic-token")
     print(f"SYNTHETIC record: {args.threads} threads across {len(REPOSITORIES)} repositories")
     try:
         with tempfile.TemporaryDirectory() as tmp:
             con = duckdb.connect(str(Path(tmp) / "bench.duckdb"))
-            # the per-page progress lines are not what is measured
-            with open(os.devnull, "w") as quiet, contextlib.redirect_stderr(quiet):
-                try:
-                    fewest = fake.fewest_requests(REPOSITORIES)
-                    started = time.perf_counter()
-                    run_all(con, client)
-                    seconds = time.perf_counter() - started
-                    full = fake.count()
-                    fake.log.clear()
-                    run_all(con, client)
-                    refresh = fake.count()
-                    per_endpoint = {(kind, slug) for kind, slug, *_ in fake.log}
-                finally:
-                    con.close()
+            try:
+                fewest = fake.fewest_requests(REPOSITORIES)
+                started = time.perf_counter()
+                run_all(con, client)
+                seconds = time.perf_counter() - started
+                full = fake.count()
+                fake.log.clear()
+                run_all(con, client)
+                refresh = fake.count()
+                per_endpoint = {(kind, slug) for kind, slug, *_ in fake.log}
+            finally:
+                con.close()
     finally:
         server.stop()
     endpoints = len(REPOSITORIES) * 2  # the issue listing and the discussions query

@@ -15,7 +15,8 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from ingest.landing.raw import Record, canonical_json, ensure_all_raw_tables, ingest_run, land_batch
+from ingest.landing.raw import Record, canonical_json, ensure_all_raw_tables, land_batch
+from ingest.landing.runs import ingest_run
 
 
 def synthetic(n: int, title: str) -> list[Record]:

@@ -1,5 +1,6 @@
-{#- Inclusion tiers from strongest to weakest (SPEC §4): where a method is reachable through
-    several options, the strongest one describes how the framework offers it. -#}
+{#- Inclusion tiers from strongest to weakest (docs/definitions.md#options-events-and-landings):
+    where a method is reachable through several options, the strongest one describes how the
+    framework offers it. -#}
 {% macro tier_rank(tier) -%}
     case {{ tier }}
         when 'default' then 1

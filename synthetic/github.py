@@ -1,5 +1,5 @@
 """A SYNTHETIC GitHub for tests and benchmarks: the REST issue listing and timelines and the
-GraphQL discussions, shaped like the recorded responses in ../shared/fixtures (Link and ETag
+GraphQL discussions, shaped like the recorded responses in tests/fixtures/github (Link and ETag
 headers, 304 to a matching If-None-Match, 301 for a transferred issue, 410 for a deleted one),
 serving generated threads. Every request is logged, so a test can count what a run asked.
 

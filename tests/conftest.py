@@ -1,7 +1,11 @@
-"""Shared fixtures: a warehouse per test, one real build per session, records to land."""
+"""Shared fixtures: a warehouse per test, one real build per run, records to land."""
 
+import fcntl
+import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -18,6 +22,18 @@ VERL_CONFIG = (
     "verl/trainer/config/_generated_ppo_trainer.yaml",
     "actor_rollout_ref:\n  actor:\n    policy_loss:\n      loss_mode: vanilla\n",
 )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def dbt_state(tmp_path_factory) -> Iterator[None]:
+    """dbt's target and log folders, one pair per session (per worker with pytest-xdist): two
+    dbt runs at once must never share run_results.json or a partial parse, and tests must not
+    write into the clone's target/ and logs/."""
+    base = tmp_path_factory.mktemp("dbt")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DBT_TARGET_PATH", str(base / "target"))
+        mp.setenv("DBT_LOG_PATH", str(base / "logs"))
+        yield
 
 
 @pytest.fixture
@@ -55,11 +71,33 @@ def tracker(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="session")
-def built(tmp_path_factory):
-    """The README's main job, run once: bundled snapshot → warehouse → dbt build → release."""
-    base = tmp_path_factory.mktemp("built")
-    warehouse = base / "tracker.duckdb"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TRACKER_WAREHOUSE", str(warehouse))
-        build.build(ROOT / "snapshot", base / "release")
-    return warehouse, base / "release"
+def built(tmp_path_factory, dbt_state) -> tuple[Path, Path]:
+    """The README's main job, run once: bundled snapshot → warehouse → dbt build → release.
+
+    Tests only read the folders (a test that changes them changes a copy). With pytest-xdist the
+    workers share one build: the first to ask makes it in the folder all their temporary folders
+    sit in, under a lock the others wait on. Each worker then reads its own copy of the
+    warehouse, as dbt opens the file it tests for writing, which no other process may then open.
+    """
+    shared = tmp_path_factory.getbasetemp()
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        shared = shared.parent
+    base = shared / "built"
+    warehouse, release = base / "tracker.duckdb", base / "release"
+    with (shared / "built.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (release / "manifest.json").exists():
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setenv("TRACKER_WAREHOUSE", str(warehouse))
+                build.build(ROOT / "snapshot", release)
+    if worker:
+        warehouse = Path(shutil.copy(warehouse, tmp_path_factory.mktemp("built")))
+    return warehouse, release
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    """Every file below ``folder`` by its relative path, with its bytes."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+    }

@@ -10,11 +10,14 @@ import duckdb
 import pytest
 from werkzeug import Response
 
-from ingest.arxiv import api as arxiv
+from ingest.arxiv import api, oai, windows
 from ingest.errors import TrackerError
+from ingest.project import pool
 from tracker import snapshot
 
-FIXTURES = Path(__file__).parent / "fixtures" / "arxiv"
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures" / "arxiv"
+CATEGORIES = pool().categories
 
 
 def feed(name: str, total: int | None = None) -> str:
@@ -27,7 +30,7 @@ def feed(name: str, total: int | None = None) -> str:
 
 
 @pytest.fixture
-def api(httpserver, monkeypatch):
+def atom(httpserver, monkeypatch):
     monkeypatch.setenv("ARXIV_API_URL", httpserver.url_for("/api/query"))
     return httpserver
 
@@ -40,7 +43,7 @@ def con(tmp_path):
 
 
 def client(pause=0.0):
-    return arxiv.Client(pause=pause, retries=2, backoff=0.01)
+    return api.Client(pause=pause, retries=2, backoff=0.01)
 
 
 def count(con, table):
@@ -62,43 +65,43 @@ class Pages:
 
 
 def test_recorded_pages_parse_in_both_atom_formats():
-    page = arxiv.parse_page(feed("search_page1.xml").encode(), "test")
+    page = api.parse_page(feed("search_page1.xml").encode(), "test")
     assert (page.total, page.start, len(page.papers)) == (214881, 0, 10)
     first = page.papers[0]
     assert first["arxiv_id"] and first["title"] and first["authors"]
     assert first["first_version_date"] <= first["latest_version_date"]
     assert first["primary_category"] in first["categories"]
-    zero = arxiv.parse_page(feed("id_title_zero.xml").encode(), "test").papers[0]
+    zero = api.parse_page(feed("id_title_zero.xml").encode(), "test").papers[0]
     assert (zero["arxiv_id"], zero["title"], zero["latest_version"]) == ("2104.12255", "0", 1)
-    old = arxiv.parse_page(feed("id_old_style.xml").encode(), "test").papers[0]
+    old = api.parse_page(feed("id_old_style.xml").encode(), "test").papers[0]
     assert old["arxiv_id"] == "astro-ph/0601001" and old["journal_ref"]
-    legacy = arxiv.parse_page(feed("legacy_search.xml").encode(), "test")
+    legacy = api.parse_page(feed("legacy_search.xml").encode(), "test")
     assert legacy.total == 31 and len(legacy.papers) == 10
     assert {p["arxiv_id"] for p in legacy.papers} >= {"1201.4869"}
-    assert arxiv.parse_page(feed("empty.xml").encode(), "test").papers == []
+    assert api.parse_page(feed("empty.xml").encode(), "test").papers == []
 
 
 def test_malformed_truncated_and_error_feeds_are_clear_errors():
     with pytest.raises(TrackerError, match="does not parse"):
-        arxiv.parse_page(feed("search_page1.xml")[:3000].encode(), "the window")
+        api.parse_page(feed("search_page1.xml")[:3000].encode(), "the window")
     with pytest.raises(TrackerError, match="does not parse"):
-        arxiv.parse_page(b"<html>Service unavailable", "the window")
+        api.parse_page(b"<html>Service unavailable", "the window")
     with pytest.raises(TrackerError, match="arXiv rejected the ids abc: incorrect id format"):
-        arxiv.parse_page(feed("error_incorrect_id.xml").encode(), "the ids abc")
+        api.parse_page(feed("error_incorrect_id.xml").encode(), "the ids abc")
 
 
-def test_a_window_is_paged_with_the_asked_size_query_and_pause(api, con):
+def test_a_window_is_paged_with_the_asked_size_query_and_pause(atom, con):
     pages = Pages(
-        api,
+        atom,
         lambda a: Response(
             feed("search_page1.xml" if a["start"] == "0" else "search_page2.xml", total=20),
             content_type="application/atom+xml",
         ),
     )
-    got = arxiv.ingest_window(
-        con, client(pause=0.3), date(2025, 3, 1), date(2025, 3, 31), page_size=10
+    got = windows.ingest_window(
+        con, client(pause=0.3), date(2025, 3, 1), date(2025, 3, 31), CATEGORIES, page_size=10
     )
-    assert got == {"papers": 20, "windows": 1}
+    assert got == windows.WindowsSummary(papers=20, windows=1)
     asked = [r for _, r in pages.requests]
     assert [(r["start"], r["max_results"]) for r in asked] == [("0", "10"), ("10", "10")]
     assert asked[0]["search_query"] == (
@@ -110,15 +113,21 @@ def test_a_window_is_paged_with_the_asked_size_query_and_pause(api, con):
     assert window == [(20, 20, True)]
 
 
-def test_a_window_spans_months_and_a_month_too_large_to_page_is_split_by_week(api, con):
+def test_a_window_spans_months_and_a_month_too_large_to_page_is_split_by_week(atom, con):
     def answer(args):
         query = args["search_query"]
         whole_month = "202503010000 TO 202503312359" in query
         return Response(feed("empty.xml", total=5 if whole_month else 0))
 
-    pages = Pages(api, answer)
-    arxiv.ingest_window(
-        con, client(), date(2025, 2, 20), date(2025, 3, 31), page_size=10, max_pageable=4
+    pages = Pages(atom, answer)
+    windows.ingest_window(
+        con,
+        client(),
+        date(2025, 2, 20),
+        date(2025, 3, 31),
+        CATEGORIES,
+        page_size=10,
+        max_pageable=4,
     )
     ranges = [r["search_query"].split("[")[1] for _, r in pages.requests]
     assert ranges[0] == "202502200000 TO 202502282359]"
@@ -132,7 +141,7 @@ def test_a_window_spans_months_and_a_month_too_large_to_page_is_split_by_week(ap
     ]
 
 
-def test_503_with_retry_after_is_waited_out(api, con):
+def test_503_with_retry_after_is_waited_out(atom, con):
     state = {"calls": 0}
 
     def answer(args):
@@ -141,27 +150,43 @@ def test_503_with_retry_after_is_waited_out(api, con):
             return Response("busy", status=503, headers={"Retry-After": "1"})
         return Response(feed("ids_one_missing.xml"))
 
-    pages = Pages(api, answer)
-    found = arxiv.ingest_ids(con, client(), ["0808.05394", "1707.08567"])
-    assert found == {"landed": ["1707.08567"], "unknown": ["0808.05394"]}
+    pages = Pages(atom, answer)
+    found = api.ingest_ids(con, client(), ["0808.05394", "1707.08567"])
+    assert found == api.IdsSummary(landed=["1707.08567"], unknown=["0808.05394"])
     assert pages.requests[1][0] - pages.requests[0][0] >= 1.0
 
 
-def test_an_id_arxiv_rejects_lands_nothing_and_says_why(api, con):
-    Pages(api, lambda a: Response(feed("error_incorrect_id.xml"), status=400))
+def test_a_retry_keeps_the_pause_between_requests(atom, con):
+    state = {"calls": 0}
+
+    def answer(args):
+        state["calls"] += 1
+        if state["calls"] == 1:
+            return Response("down", status=500)  # no Retry-After: urllib3 alone would not wait
+        return Response(feed("ids_one_missing.xml"))
+
+    pages = Pages(atom, answer)
+    assert api.ingest_ids(con, client(pause=0.5), ["1707.08567"]).landed == ["1707.08567"]
+    assert pages.requests[1][0] - pages.requests[0][0] >= 0.45  # the server clocks arrivals
+
+
+def test_an_id_arxiv_rejects_lands_nothing_and_says_why(atom, con):
+    Pages(atom, lambda a: Response(feed("error_incorrect_id.xml"), status=400))
     with pytest.raises(TrackerError, match="incorrect id format for abc"):
-        arxiv.ingest_ids(con, client(), ["abc"])
+        api.ingest_ids(con, client(), ["abc"])
     assert count(con, "arxiv__papers") == 0
 
 
-def test_a_duplicated_entry_across_pages_lands_once(api, con):
-    Pages(api, lambda a: Response(feed("search_page1.xml", total=20)))  # page 2 repeats page 1
-    got = arxiv.ingest_window(con, client(), date(2025, 3, 1), date(2025, 3, 31), page_size=10)
-    assert got["papers"] == 20
+def test_a_duplicated_entry_across_pages_lands_once(atom, con):
+    Pages(atom, lambda a: Response(feed("search_page1.xml", total=20)))  # page 2 repeats page 1
+    got = windows.ingest_window(
+        con, client(), date(2025, 3, 1), date(2025, 3, 31), CATEGORIES, page_size=10
+    )
+    assert got.papers == 20
     assert count(con, "arxiv__papers") == 10  # the repeats changed nothing
 
 
-def test_an_interrupted_window_resumes_where_it_stopped(api, con):
+def test_an_interrupted_window_resumes_where_it_stopped(atom, con):
     broken = {"on": True}
 
     def answer(args):
@@ -170,21 +195,27 @@ def test_an_interrupted_window_resumes_where_it_stopped(api, con):
         name = "search_page1.xml" if args["start"] == "0" else "search_page2.xml"
         return Response(feed(name, total=20))
 
-    pages = Pages(api, answer)
+    pages = Pages(atom, answer)
     with pytest.raises(TrackerError, match="HTTP 500.*run the command again"):
-        arxiv.ingest_window(con, client(), date(2025, 3, 1), date(2025, 3, 31), page_size=10)
+        windows.ingest_window(
+            con, client(), date(2025, 3, 1), date(2025, 3, 31), CATEGORIES, page_size=10
+        )
     assert count(con, "arxiv__papers") == 10
     assert con.execute("select next_start, complete from meta.arxiv_windows").fetchall() == [
         (10, False)
     ]
     broken["on"] = False
     pages.requests.clear()
-    arxiv.ingest_window(con, client(), date(2025, 3, 1), date(2025, 3, 31), page_size=10)
+    windows.ingest_window(
+        con, client(), date(2025, 3, 1), date(2025, 3, 31), CATEGORIES, page_size=10
+    )
     assert [r["start"] for _, r in pages.requests] == ["10"]  # page 1 is not fetched again
     assert count(con, "arxiv__papers") == 20
     assert con.execute("select complete from meta.arxiv_windows").fetchall() == [(True,)]
     pages.requests.clear()
-    arxiv.ingest_window(con, client(), date(2025, 3, 1), date(2025, 3, 31), page_size=10)
+    windows.ingest_window(
+        con, client(), date(2025, 3, 1), date(2025, 3, 31), CATEGORIES, page_size=10
+    )
     assert pages.requests == []  # a complete window is not asked for again
 
 
@@ -210,15 +241,15 @@ def dropping_server(body: bytes, drops: int) -> str:
 def test_a_connection_dropped_mid_page_is_retried(con, monkeypatch):
     body = feed("ids_one_missing.xml").encode()
     monkeypatch.setenv("ARXIV_API_URL", dropping_server(body, drops=1))
-    assert arxiv.ingest_ids(con, client(), ["1707.08567"])["landed"] == ["1707.08567"]
+    assert api.ingest_ids(con, client(), ["1707.08567"]).landed == ["1707.08567"]
     monkeypatch.setenv("ARXIV_API_URL", dropping_server(body, drops=5))
     with pytest.raises(TrackerError, match="dropped .* 3 times.*run the command again"):
-        arxiv.ingest_ids(con, client(), ["1707.08567"])
+        api.ingest_ids(con, client(), ["1707.08567"])
 
 
-def test_abstracts_stay_in_the_local_warehouse(api, con, tmp_path):
-    Pages(api, lambda a: Response(feed("ids_one_missing.xml")))
-    arxiv.ingest_ids(con, client(), ["1707.08567"])
+def test_abstracts_stay_in_the_local_warehouse(atom, con, tmp_path):
+    Pages(atom, lambda a: Response(feed("ids_one_missing.xml")))
+    api.ingest_ids(con, client(), ["1707.08567"])
     manifest = snapshot.export(con, tmp_path / "snap")
     assert "arxiv__papers" in manifest["tables"]
     assert "arxiv__abstracts" not in manifest["tables"]
@@ -279,7 +310,7 @@ PAGE_2 = oai_page([oai_record("9999.00003", "cs.CL", ["Sun, 12 Jan 2025 10:00:00
 
 
 @pytest.fixture
-def oai(httpserver, monkeypatch):
+def oai_server(httpserver, monkeypatch):
     monkeypatch.setenv("ARXIV_OAI_URL", httpserver.url_for("/oai"))
     answers = {"page2": Response(PAGE_2)}
 
@@ -294,10 +325,10 @@ def oai(httpserver, monkeypatch):
     return answers
 
 
-def test_a_harvest_follows_resumption_tokens_and_keeps_every_version(oai, con):
-    got = arxiv.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30))
-    assert got["papers"] == 2
-    assert oai["log"] == [
+def test_a_harvest_follows_resumption_tokens_and_keeps_every_version(oai_server, con):
+    got = oai.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30), CATEGORIES)
+    assert got.papers == 2
+    assert oai_server["log"] == [
         {"verb": "ListRecords", "metadataPrefix": "arXivRaw", "set": "cs", "from": "2025-01-01"},
         {"verb": "ListRecords", "resumptionToken": "t1"},
     ]
@@ -313,30 +344,30 @@ def test_a_harvest_follows_resumption_tokens_and_keeps_every_version(oai, con):
     assert con.execute("select complete from meta.arxiv_windows").fetchall() == [(True,)]
 
 
-def test_an_interrupted_harvest_continues_from_its_resumption_token(oai, con):
-    oai["page2"] = Response("busy", status=500)
+def test_an_interrupted_harvest_continues_from_its_resumption_token(oai_server, con):
+    oai_server["page2"] = Response("busy", status=500)
     with pytest.raises(TrackerError, match="HTTP 500"):
-        arxiv.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30))
-    assert con.execute("select complete, resumption_token from meta.arxiv_windows").fetchall() == [
-        (False, "cs\tt1")
-    ]
-    oai["page2"], oai["log"] = Response(PAGE_2), []
-    arxiv.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30))
-    assert oai["log"] == [{"verb": "ListRecords", "resumptionToken": "t1"}]
+        oai.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30), CATEGORIES)
+    place = "select archive, resumption_token, papers from meta.arxiv_harvests"
+    assert con.execute(place).fetchall() == [("cs", "t1", 1)]
+    assert con.execute("select count(*) from meta.arxiv_windows").fetchone() == (0,)
+    oai_server["page2"], oai_server["log"] = Response(PAGE_2), []
+    oai.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30), CATEGORIES)
+    assert oai_server["log"] == [{"verb": "ListRecords", "resumptionToken": "t1"}]
     assert count(con, "arxiv__papers") == 2
     assert con.execute("select complete from meta.arxiv_windows").fetchall() == [(True,)]
 
 
-def test_an_expired_resumption_token_starts_the_window_over(oai, con):
-    oai["page2"] = Response("busy", status=500)
+def test_an_expired_resumption_token_starts_the_window_over(oai_server, con):
+    oai_server["page2"] = Response("busy", status=500)
     with pytest.raises(TrackerError):
-        arxiv.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30))
-    oai["page2"] = Response(OAI_ERROR.format(code="badResumptionToken", text="expired"))
-    oai["log"] = []
+        oai.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30), CATEGORIES)
+    oai_server["page2"] = Response(OAI_ERROR.format(code="badResumptionToken", text="expired"))
+    oai_server["log"] = []
     with pytest.raises(TrackerError, match="badResumptionToken"):
         # the token fails, the window starts over, its page 2 answers with the same error again
-        arxiv.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30))
-    assert oai["log"][1]["set"] == "cs"  # started over from the window's first page
+        oai.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30), CATEGORIES)
+    assert oai_server["log"][1]["set"] == "cs"  # started over from the window's first page
     assert count(con, "arxiv__papers") == 1  # nothing landed twice
 
 
@@ -346,7 +377,24 @@ def test_no_records_is_an_empty_complete_harvest_and_a_later_run_takes_the_incre
     monkeypatch.setenv("ARXIV_OAI_URL", httpserver.url_for("/oai"))
     pages = Pages(httpserver, lambda a: Response(OAI_ERROR.format(code="noRecordsMatch", text="")))
     httpserver.expect_request("/oai").respond_with_handler(pages.handle)
-    assert arxiv.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30))["papers"] == 0
-    arxiv.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30))
+    assert oai.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30), CATEGORIES).papers == 0
+    oai.harvest(con, client(), date(2025, 1, 1), date(2025, 6, 30), CATEGORIES)
     froms = [r.get("from") for _, r in pages.requests]
     assert froms == ["2025-01-01", f"{date.today():%Y-%m-%d}"]  # then only what changed since
+
+
+def test_the_pool_window_and_categories_are_dbt_project_vars_everywhere():
+    import yaml
+
+    from tracker.cli import parser
+
+    variables = yaml.safe_load((ROOT / "dbt_project.yml").read_text())["vars"]
+    window = pool()
+    assert (str(window.first), str(window.last)) == (variables["pool_from"], variables["pool_to"])
+    assert list(window.categories) == variables["pool_categories"]
+    args = parser().parse_args(["ingest", "arxiv"])
+    assert (args.from_, args.to, args.categories) == (
+        window.first,
+        window.last,
+        ",".join(window.categories),
+    )

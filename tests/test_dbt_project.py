@@ -1,5 +1,10 @@
-"""The dbt project's promises: sources match the landing, every column documented, contracts on."""
+"""The dbt project's promises: sources match the landing, every column documented, contracts on,
+seeds read through staging, and the unit tests that state the rules pass."""
 
+import json
+import os
+import re
+import subprocess
 from pathlib import Path
 
 import duckdb
@@ -9,7 +14,7 @@ import yaml
 from ingest.errors import TrackerError
 from ingest.landing import validation
 from tests.conftest import ROOT
-from tracker.build import run_dbt
+from tracker.build import dbt_command, run_dbt
 
 LAYERS = {"staging": "staging", "intermediate": "intermediate", "marts": "marts"}
 
@@ -61,11 +66,11 @@ def test_every_released_mart_has_an_enforced_contract_and_a_tested_key():
         assert tested, f"{name} has no column tested unique and not null"
 
 
-def test_dbt_on_a_warehouse_that_was_never_landed_says_what_to_do(warehouse, capfd):
+def test_dbt_on_a_warehouse_that_was_never_landed_says_what_to_do(warehouse):
     warehouse.parent.mkdir()  # as warehouse/ is in a fresh clone
-    with pytest.raises(TrackerError, match="`dbt build` failed"):
+    with pytest.raises(TrackerError, match="`dbt build` failed") as failed:
         run_dbt("build")
-    assert "run `tracker build` (or `tracker snapshot load`) first" in capfd.readouterr().out
+    assert "run `tracker build` (or `tracker snapshot load`) first" in str(failed.value)
 
 
 def test_staging_reads_the_latest_version_of_each_record(built, tmp_path):
@@ -86,3 +91,39 @@ def test_a_fresh_clone_has_the_default_warehouse_folder():
 def test_generic_tests_live_in_macros_not_packages():
     assert not (ROOT / "packages.yml").exists() and not (ROOT / "dependencies.yml").exists()
     assert list(Path(ROOT / "macros" / "tests").glob("*.sql"))
+
+
+def test_only_the_seed_staging_models_read_seeds():
+    seeds = {p.stem for p in (ROOT / "seeds").glob("*.csv")}
+    for path in (ROOT / "models").rglob("*.sql"):
+        if path.parent.name == "seeds":
+            continue
+        read = set(re.findall(r"ref\('(\w+)'\)", path.read_text())) & seeds
+        assert not read, f"{path.name} reads seeds {read}: read stg_seeds__<seed> instead"
+
+
+def test_the_rules_stated_by_dbt_unit_tests_hold(built, tmp_path):
+    """Every unit test beside the models passes (they read the built warehouse's column types)."""
+    warehouse, _ = built
+    declared = {
+        test["name"]
+        for path in (ROOT / "models").rglob("_*__unit_tests.yml")
+        for test in yaml.safe_load(path.read_text())["unit_tests"]
+    }
+    env = {
+        **os.environ,
+        "TRACKER_WAREHOUSE": str(warehouse),
+        "DBT_TARGET_PATH": str(tmp_path / "target"),
+        "DBT_LOG_PATH": str(tmp_path / "logs"),
+    }
+    done = subprocess.run(
+        dbt_command("test", "--select", "test_type:unit"),
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    results = json.loads((tmp_path / "target" / "run_results.json").read_text())["results"]
+    passed = {r["unique_id"].rsplit(".", 1)[-1] for r in results if r["status"] == "pass"}
+    assert declared and passed == declared

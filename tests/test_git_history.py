@@ -1,6 +1,8 @@
 """Mining framework histories, on small git repositories built here with GitPython."""
 
+import io
 import json
+import logging
 
 import duckdb
 import git
@@ -198,13 +200,13 @@ def test_an_incremental_run_equals_a_full_run(history, tmp_path, monkeypatch):
         finally:
             con.close()
 
-    assert run(split_path)["commits walked"] == 2
+    assert run(split_path).commits_walked == 2
     history.commit({"algos/core.py": loss("vanilla", "gspo"), "docs/a.md": "none"})
     history.commit({"README.md": "x"})
     history.commit({"algos/config.py": config(0.28)})
-    assert run(split_path)["commits walked"] == 3
-    assert run(split_path)["commits walked"] == 0
-    assert run(full_path)["commits walked"] == 5
+    assert run(split_path).commits_walked == 3
+    assert run(split_path).commits_walked == 0
+    assert run(full_path).commits_walked == 5
     assert raw(full_path) == raw(split_path)
     commits = [json.loads(p) for _, p in raw(full_path)["git__commits"]]
     assert sorted(c["position"] for c in commits) == [1, 2, 3, 4, 5]
@@ -219,6 +221,7 @@ def test_the_cli_ingests_a_framework_from_a_local_path(history, warehouse):
     )
     assert result.returncode == 0, result.stderr
     assert "commits walked: 1" in result.stdout
+    assert "verl: 1/1 commits walked" in result.stderr  # progress, as lines: not a terminal
     bad = tracker("ingest", "frameworks", "--framework", "Verl")
     assert bad.returncode == 2 and "unknown framework Verl" in bad.stderr
     missing = tracker(
@@ -375,6 +378,7 @@ def test_several_frameworks_are_walked_at_once_and_landed_as_one_by_one(history,
     assert parallel.returncode == 0, parallel.stderr
     for name in names:
         assert f"framework: {name}  commits walked: 2" in parallel.stdout
+        assert f"{name}: 2/2 commits walked" in parallel.stderr  # relayed from its worker
     tables = raw(warehouse)
     commits = [json.loads(p) for _, p in tables["git__commits"]]
     assert sorted(c["framework"] for c in commits) == [
@@ -397,17 +401,17 @@ def test_a_url_is_cloned_into_the_cache_then_fetched(history, tmp_path, monkeypa
     history.commit({"algos/core.py": loss("vanilla")})
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
     try:
-        assert frameworks.ingest(con, "verl", url)["commits walked"] == 1
+        assert frameworks.ingest(con, "verl", url).commits_walked == 1
         assert (tmp_path / "cache" / "verl" / "HEAD").exists()  # a bare clone in the cache
         history.commit({"algos/core.py": loss("vanilla", "gspo")})
-        assert frameworks.ingest(con, "verl", url)["commits walked"] == 1  # fetched, then walked
+        assert frameworks.ingest(con, "verl", url).commits_walked == 1  # fetched, then walked
         with pytest.raises(TrackerError, match="cannot clone or fetch"):
             frameworks.ingest(con, "slime", f"file://{tmp_path / 'gone'}")
     finally:
         con.close()
 
 
-def test_an_unmapped_option_stops_dbt_build_and_is_named(history, warehouse, monkeypatch, capfd):
+def test_an_unmapped_option_stops_dbt_build_and_is_named(history, warehouse, monkeypatch):
     monkeypatch.setattr(frameworks, "locations", lambda name: LOCATIONS)
     history.commit({"algos/core.py": loss("mystery_loss")})
     con = connect()
@@ -415,9 +419,9 @@ def test_an_unmapped_option_stops_dbt_build_and_is_named(history, warehouse, mon
         frameworks.ingest(con, "verl", str(history.path))
     finally:
         con.close()
-    with pytest.raises(TrackerError, match="`dbt build` failed"):
+    with pytest.raises(TrackerError, match="`dbt build` failed") as failed:
         run_dbt("build")
-    out = capfd.readouterr().out
+    out = str(failed.value)
     assert "detected option(s) have no mapping in seeds/option_names.csv" in out
     assert "verl | loss_mode | mystery_loss" in out
     con = duckdb.connect(str(warehouse), read_only=True)
@@ -470,3 +474,24 @@ def test_the_configuration_is_read_at_the_last_commit_walked(history):
     ]
     again = Miner(repo, "slime", [], sources).run("refs/heads/main", State(position=2), head)
     assert again.definitions[0]["sha"] == head and again.commits == []  # nothing new: re-read
+
+
+def test_progress_is_bars_on_a_terminal_and_lines_otherwise(caplog):
+    from ingest import progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    caplog.set_level(logging.INFO)
+    screen = Terminal()
+    with progress.shown(screen):
+        progress.update("verl", 500, 1000, "commits walked")
+        progress.update("verl", 1000, 1000, "commits walked")
+    assert "verl" in screen.getvalue() and "1000/1000 commits walked" in screen.getvalue()
+    assert "commits walked" not in caplog.text  # bars instead of lines
+    with progress.shown(io.StringIO()):  # not a terminal: lines, the first and the last
+        for done in range(1, 1001):
+            progress.update("synthetic", done, 1000, "commits walked")
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == ["synthetic: 1/1000 commits walked", "synthetic: 1000/1000 commits walked"]

@@ -2,7 +2,9 @@
 SYNTHETIC, except the timeline shapes read from tests/fixtures/github (recorded, redacted)."""
 
 import json
+import logging
 import re
+import time
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -11,8 +13,16 @@ import duckdb
 import pytest
 from werkzeug import Response
 
+from ingest import http
 from ingest.errors import TrackerError
-from ingest.github import threads as github
+from ingest.github.client import Client, token
+from ingest.github.threads import (
+    DiscussionsSummary,
+    ThreadsSummary,
+    _timeline_record,
+    ingest_discussions,
+    ingest_threads,
+)
 from synthetic.github import (
     FakeGitHub,
     comment,
@@ -27,7 +37,8 @@ from tracker import snapshot
 
 SECRET = "synthetic-token-never-shown"
 SLUG = "huggingface/trl"
-FIXTURES = Path(__file__).parent / "fixtures" / "github"
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures" / "github"
 
 
 @pytest.fixture
@@ -74,13 +85,11 @@ def con(tmp_path):
 
 
 def client(waits=None):
-    return github.Client(
-        SECRET, retries=2, backoff=0.0, sleep=(waits if waits is not None else []).append
-    )
+    return Client(SECRET, retries=2, backoff=0.0, sleep=(waits if waits is not None else []).append)
 
 
 def run(con, c=None, since=None):
-    return github.ingest_threads(con, c or client(), "TRL", SLUG, since)
+    return ingest_threads(con, c or client(), "TRL", SLUG, since)
 
 
 def landed(con, table="github__threads"):
@@ -95,10 +104,11 @@ def versions(con, table="github__threads"):
     return con.execute(f"select max(record_version) from raw.{table}").fetchone()[0]
 
 
-def test_threads_and_timelines_land_as_facts_with_texts_apart(hub, con, capfd):
+def test_threads_and_timelines_land_as_facts_with_texts_apart(hub, con, capfd, caplog):
+    caplog.set_level(logging.INFO)
     record(hub)
     got = run(con)
-    assert got["threads"] == 150 and got["timelines"] == 150
+    assert got.threads == 150 and got.timelines == 150
     # the fewest possible: 2 listing pages, one timeline page each, two for thread 5
     assert hub.count() == hub.fewest_requests([SLUG]) - 1 == 2 + 150 + 1  # no discussions asked
     first = hub.log[0]
@@ -119,8 +129,8 @@ def test_threads_and_timelines_land_as_facts_with_texts_apart(hub, con, capfd):
     assert landed(con, "github__thread_texts")["TRL:1"]["body"] == "synthetic body"
     assert landed(con, "github__timeline_texts")["TRL:3"]["texts"][1]["body"] == "synthetic review"
     out = capfd.readouterr()
-    assert SECRET not in out.out + out.err
-    assert "TRL: 150 threads, 150 timelines" in out.err  # progress
+    assert SECRET not in out.out + out.err + caplog.text
+    assert "GitHub TRL: 150 threads changed (page 2)" in caplog.text  # progress, per page
 
 
 def test_a_refresh_with_nothing_changed_asks_once_and_a_changed_thread_is_read_again(hub, con):
@@ -128,7 +138,7 @@ def test_a_refresh_with_nothing_changed_asks_once_and_a_changed_thread_is_read_a
     hub.clock = stamp(5)
     run(con)
     hub.log.clear()
-    assert run(con)["timelines"] == 0
+    assert run(con).timelines == 0
     assert [k for k, *_ in hub.log] == ["issues"]  # one question, nothing changed since
     assert hub.log[0][2]["since"] == "2025-01-05T23:55:00Z"  # when the listing began, less 5 min
     hub.repo(SLUG).threads[7]["updated_at"] = stamp(9)
@@ -136,12 +146,12 @@ def test_a_refresh_with_nothing_changed_asks_once_and_a_changed_thread_is_read_a
     hub.clock = stamp(10)
     hub.log.clear()
     got = run(con)
-    assert (got["threads"], got["timelines"]) == (1, 1)
+    assert (got.threads, got.timelines) == (1, 1)
     assert [k for k, *_ in hub.log] == ["issues", "timeline"]
     assert len(landed(con, "github__timelines")["TRL:7"]["events"]) == 2
     assert versions(con, "github__timelines") == 2  # thread 7's new version; nothing else
     hub.log.clear()
-    assert run(con)["threads"] == 0 and hub.log[0][2]["since"] == "2025-01-10T23:55:00Z"
+    assert run(con).threads == 0 and hub.log[0][2]["since"] == "2025-01-10T23:55:00Z"
 
 
 def test_an_explicit_since_asks_again_and_unchanged_pages_follow_their_stored_next_link(hub, con):
@@ -150,40 +160,60 @@ def test_an_explicit_since_asks_again_and_unchanged_pages_follow_their_stored_ne
     run(con, since=since)
     hub.log.clear()
     got = run(con, since=since)
-    assert got == {
-        "threads": 0,
-        "timelines": 0,
-        "unchanged pages": 2,
-        "deleted": 0,
-        "transferred": 0,
-    }
+    assert got == ThreadsSummary(unchanged_pages=2)
     assert [a.get("page") for k, _, a, _ in hub.log] == [None, "2"]  # both pages asked, 304
 
 
-def test_secondary_and_primary_rate_limits_are_waited_out(hub, con, capfd):
+def test_secondary_and_primary_rate_limits_are_waited_out(hub, con, caplog):
     record(hub, threads=2)
+    reset = int(time.time()) + 30
     hub.trouble["issues"] = [
+        # the secondary limit: refused, with how long to wait
         Response(
             json.dumps({"message": "secondary rate limit"}),
             status=403,
-            headers={"Retry-After": "60"},
+            headers={"Retry-After": "1"},
         ),
+        # the primary limit, spent by another client of the token: refused until the reset
         Response(
             json.dumps({"message": "API rate limit exceeded"}),
-            status=429,
-            headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "0"},
+            status=403,
+            headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(reset)},
         ),
     ]
     waits = []
-    assert run(con, client(waits))["threads"] == 2
-    assert waits[:2] == [60.0, 1.0]  # as Retry-After asks; the reset already passed
-    assert "rate limited" in capfd.readouterr().err
+    began = time.monotonic()
+    assert run(con, client(waits)).threads == 2
+    assert time.monotonic() - began >= 1.0  # as Retry-After asked
+    assert len(waits) == 1 and 25 <= waits[0] <= 31  # until the reset, not a fixed backoff
+    assert "rate limited" in caplog.text and "waiting" in caplog.text
+
+
+def test_the_rate_limit_is_waited_for_before_it_is_spent_and_a_far_reset_stops(hub, con):
+    record(hub, threads=2)
+    soon, late = int(time.time()) + 20, int(time.time()) + 7200
+    original = hub._issues
+
+    def low(request, slug):
+        response = original(request, slug)
+        response.headers.update({"X-RateLimit-Remaining": "3", "X-RateLimit-Reset": str(soon)})
+        return response
+
+    hub._issues = low
+    waits = []
+    assert run(con, client(waits)).threads == 2
+    assert len(waits) == 1 and 15 <= waits[0] <= 21  # 3 left, below the minimum of 10: waited
+
+    limit = http.RateLimit("GitHub", sleep=waits.append)
+    limit.after(Response(headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(late)}))
+    with pytest.raises(TrackerError, match="rate limit is spent until .* run the command again"):
+        limit.before()
 
 
 def test_server_errors_are_retried_then_reported(hub, con):
     record(hub, threads=2)
     hub.trouble["timeline"] = [Response("down", status=502), Response("down", status=503)]
-    assert run(con)["timelines"] == 2
+    assert run(con).timelines == 2
     hub.trouble["issues"] = [Response("down", status=500)] * 3
     with pytest.raises(TrackerError, match="failed .* 3 times .*run the command again"):
         run(con, since=datetime(2025, 1, 1, tzinfo=UTC))
@@ -227,7 +257,7 @@ def test_an_unordered_listing_interrupted_anywhere_then_resumed_lands_every_thre
 
     hub._issues = fail_page
     with pytest.raises(TrackerError, match="failed"):
-        run(con, github.Client(SECRET, retries=0, backoff=0))
+        run(con, Client(SECRET, retries=0, backoff=0))
     assert len(landed(con)) == 100 * (stop_at_page - 1)
     hub._issues = original
     run(con)
@@ -256,7 +286,7 @@ def test_deleted_and_transferred_threads_are_landed_as_such_and_logged(hub, con)
         headers={"Location": "https://api.github.com/repos/synthetic/elsewhere/issues/9"},
     )
     got = run(con)
-    assert (got["deleted"], got["transferred"], got["timelines"]) == (1, 1, 1)
+    assert (got.deleted, got.transferred, got.timelines) == (1, 1, 1)
     threads = landed(con)
     assert threads["TRL:1"]["gone"] == "deleted"
     assert threads["TRL:2"]["moved_to"] == "synthetic/elsewhere#9"
@@ -268,7 +298,7 @@ def test_deleted_and_transferred_threads_are_landed_as_such_and_logged(hub, con)
 def test_a_missing_or_refused_token_is_a_clear_message(hub, con, monkeypatch):
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     with pytest.raises(TrackerError, match="set GITHUB_TOKEN"):
-        github.token()
+        token()
     hub.trouble["issues"] = [Response(json.dumps({"message": "Bad credentials"}), status=401)]
     with pytest.raises(TrackerError, match="HTTP 401 Bad credentials: check GITHUB_TOKEN") as err:
         run(con)
@@ -285,7 +315,7 @@ def test_texts_never_reach_the_snapshot(hub, con, tmp_path):
 
 def test_recorded_timelines_give_merges_reviews_comments_and_cross_references():
     events = json.loads((FIXTURES / "timeline_pr31.json").read_text())
-    facts, texts = github._timeline_record("TRL", 31, events)
+    facts, texts = _timeline_record("TRL", 31, events)
     by_kind = {}
     for e in facts["events"]:
         by_kind.setdefault(e["kind"], []).append(e)
@@ -306,7 +336,7 @@ def test_recorded_timelines_give_merges_reviews_comments_and_cross_references():
     assert "committed" not in by_kind and "subscribed" not in by_kind  # not kept
     assert {t["kind"] for t in texts["texts"]} == {"comment", "review", "review_comment"}
     issue = json.loads((FIXTURES / "timeline_issue28.json").read_text())
-    facts, _ = github._timeline_record("TRL", 28, issue)
+    facts, _ = _timeline_record("TRL", 28, issue)
     assert [e["kind"] for e in facts["events"]].count("comment") == 3
 
 
@@ -328,9 +358,9 @@ def test_discussions_page_by_cursor_with_all_comments_and_resume_after_the_store
 
     hub._graphql = fail_second_page
     with pytest.raises(TrackerError, match="failed"):
-        github.ingest_discussions(con, github.Client(SECRET, retries=0, backoff=0), "TRL", SLUG)
+        ingest_discussions(con, Client(SECRET, retries=0, backoff=0), "TRL", SLUG)
     assert len(landed(con)) == 50
-    assert github.ingest_discussions(con, client(), "TRL", SLUG) == {"discussions": 10}
+    assert ingest_discussions(con, client(), "TRL", SLUG) == DiscussionsSummary(10)
     sixty = landed(con)["TRL:60"]
     assert (sixty["kind"], sixty["answered"], sixty["category"]) == ("discussion", True, "Q&A")
     events = landed(con, "github__timelines")["TRL:60"]["events"]
@@ -339,7 +369,7 @@ def test_discussions_page_by_cursor_with_all_comments_and_resume_after_the_store
     # unchanged: landed already), page 2, then the rest of discussion 60's comments
     assert calls == [None, "50", None, "50", "50"]
     calls.clear()
-    assert github.ingest_discussions(con, client(), "TRL", SLUG) == {"discussions": 0}
+    assert ingest_discussions(con, client(), "TRL", SLUG) == DiscussionsSummary(0)
     assert calls == ["60"]  # after the last complete listing
 
 
@@ -348,7 +378,7 @@ def test_a_graphql_answer_with_errors_is_a_clear_error(hub, con):
         Response(json.dumps({"errors": [{"message": "Could not resolve to a Repository"}]}))
     ]
     with pytest.raises(TrackerError, match="GraphQL answered with errors: Could not resolve"):
-        github.ingest_discussions(con, client(), "TRL", SLUG)
+        ingest_discussions(con, client(), "TRL", SLUG)
     assert con.execute("select count(*) from raw.github__threads").fetchone()[0] == 0
 
 
@@ -471,12 +501,27 @@ def test_a_redirect_within_the_api_host_is_followed(hub, con, httpserver):
         return original(request, slug)
 
     hub._issues = moved
-    got = github.ingest_threads(con, client(), "TRL", "old/name")
-    assert got["threads"] == 2
+    got = ingest_threads(con, client(), "TRL", "old/name")
+    assert got.threads == 2
 
 
 @pytest.mark.parametrize("answer", ["[]", "null", '"text"', '{"errors": "boom"}'])
 def test_a_graphql_answer_that_is_not_an_object_is_a_clear_error(hub, con, answer):
     hub.trouble["graphql"] = [Response(answer, content_type="application/json")]
     with pytest.raises(TrackerError, match="GraphQL answered with"):
-        github.ingest_discussions(con, client(), "TRL", SLUG)
+        ingest_discussions(con, client(), "TRL", SLUG)
+
+
+def test_logging_is_set_up_once_by_the_command_and_passes_the_trackers_own_loggers():
+    import subprocess
+    import sys
+
+    script = (
+        "import logging; from tracker.cli import _log_to_stderr; _log_to_stderr(); "
+        "[logging.getLogger(n).info('%s says', n) for n in ('ingest.http', 'tracker.build', "
+        "'urllib3', 'ingestion')]; logging.getLogger('urllib3').warning('urllib3 warns')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert done.stderr.splitlines() == ["ingest.http says", "tracker.build says", "urllib3 warns"]

@@ -10,18 +10,12 @@ from pathlib import Path
 import pytest
 
 from ingest.errors import TrackerError
-from tests.conftest import ROOT, tracker
+from tests.conftest import ROOT, tracker, tree
 from tracker import outputs
 
 
 def env_for(warehouse: Path) -> dict:
     return {**os.environ, "TRACKER_WAREHOUSE": str(warehouse)}
-
-
-def tree(folder: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
-    }
 
 
 def users_folder(path: Path, **files: str) -> dict[str, bytes]:

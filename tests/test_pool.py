@@ -1,20 +1,19 @@
-"""The pool marts on a small SYNTHETIC pool whose figures are worked out by hand below.
+"""The pool marts on the bundled snapshot, which has no pool yet, and the SYNTHETIC pool fixture
+that tests/test_public_record.py builds on.
 
-The dbt project is copied to a temporary folder whose seeds hold a two-method catalog and the
-fixture labels, so the real seeds stay untouched. Papers are synthetic (ids 9999.NNNNN,
-metadata_source "synthetic"); the landings come from a small git history mined as verl.
+How the pool's figures are worked out (cohorts, exposure, inclusion, the summary, the labels still
+needed) is stated by dbt unit tests on these SYNTHETIC papers beside each model
+(models/marts/_cohorts__unit_tests.yml, _papers__unit_tests.yml, _inclusion_summary__unit_tests.yml,
+models/intermediate/_int_papers_screened__unit_tests.yml, _labels_needed__unit_tests.yml); they
+run in tests/test_dbt_project.py. Papers are synthetic (ids 9999.NNNNN); the landings come from a
+small git history mined as verl.
 """
-
-import subprocess
 
 import duckdb
 import git
-import pytest
 
-from ingest.git import frameworks
-from ingest.landing.raw import Record, ensure_all_raw_tables, ingest_run, land_batch
 from tests.conftest import VERL_CONFIG
-from tracker.build import copy_project, dbt_command
+from tracker.build import copy_project, pool_summary
 
 RL_LLM = "Synthetic reinforcement learning for LLMs"
 PAPERS = [  # id, first version, title, label ("" = not labelled yet)
@@ -74,94 +73,6 @@ def history(path):
             repo.git.commit("-m", day)
 
 
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("pool")
-    warehouse = tmp / "pool.duckdb"
-    history(tmp / "verl")
-    con = duckdb.connect(str(warehouse))
-    try:
-        ensure_all_raw_tables(con)
-        records = [
-            Record(
-                i,
-                {
-                    "arxiv_id": i,
-                    "title": title,
-                    "authors": ["Synthetic Author"],
-                    "first_version_date": day,
-                    "primary_category": "cs.LG",
-                    "categories": ["cs.LG"],
-                    "metadata_source": "synthetic",
-                },
-                "synthetic",
-                "test/1",
-            )
-            for i, day, title, _ in PAPERS
-        ]
-        with ingest_run(con, "arxiv", "synthetic pool") as run:
-            land_batch(con, run, "arxiv", "papers", records)
-        frameworks.ingest(con, "verl", str(tmp / "verl"))
-        con.execute(  # the window was fetched in full, month by month
-            "insert into meta.arxiv_windows (window_from, window_to, categories, total, "
-            "next_start, complete) select d, last_day(d), 'cs.LG,cs.CL,cs.AI', 1, 1, true "
-            "from range(date '2025-01-01', date '2025-07-01', interval 1 month) as t(d)"
-        )
-    finally:
-        con.close()
-    copy = project(tmp)
-    variables = '{"pool_from": "2025-01-01", "pool_to": "2025-06-30"}'
-    done = subprocess.run(
-        dbt_command("build", "--vars", variables, project=copy),
-        capture_output=True,
-        text=True,
-        env={"TRACKER_WAREHOUSE": str(warehouse), "PATH": "/usr/bin:/bin"},
-    )
-    assert done.returncode == 0, done.stdout[-3000:]
-    con = duckdb.connect(str(warehouse), read_only=True)
-    yield con
-    con.close()
-
-
-def test_cohorts_count_reviewed_general_methods_with_180_days_of_exposure(pool):
-    cohorts = pool.execute(
-        "select quarter, general_methods, with_180_days_exposure, included_within_180_days, "
-        "share_within_180_days, first_landings from marts.cohorts order by quarter"
-    ).fetchall()
-    assert cohorts == [
-        # Q1: papers 1 and 2 (paper 6 fails the screen); only paper 1 landed within 180 days;
-        # paper 1's method first landed in Q1
-        ("2025Q1", 2, 2, 1, 0.5, 1),
-        # Q2: paper 3 (183 days of exposure, never included); paper 4 is an application
-        ("2025Q2", 1, 1, 0, 0.0, 0),
-        # Q4: paper 2's method first landed 2025-10-01
-        ("2025Q4", 0, 0, 0, None, 1),
-    ]
-
-
-def test_the_summary_counts_labelled_papers_and_says_how_many_were_left_out(pool):
-    [summary] = pool.execute(
-        "select screened_records, labelled, left_out_unlabelled, general_methods, included, "
-        "round(inclusion_rate, 4), included_in_3_or_more_frameworks, median_lag_days, "
-        "pool_complete, pool_days_fetched, pool_days from marts.inclusion_summary"
-    ).fetchall()
-    assert summary == (5, 4, 1, 3, 2, 0.6667, 0, 139.0, True, 181, 181)
-    assert pool.execute("select arxiv_id from intermediate.labels_needed").fetchall() == [
-        ("9999.00005",)
-    ]
-
-
-def test_papers_carry_cohort_exposure_and_inclusion(pool):
-    rows = pool.execute(
-        "select arxiv_id, screened, cohort_quarter, exposure_days, included, lag_days, "
-        "included_within_180_days from marts.papers order by arxiv_id"
-    ).fetchall()
-    assert rows[0] == ("9999.00001", True, "2025Q1", 283, True, 50, True)
-    assert rows[1] == ("9999.00002", True, "2025Q1", 247, True, 228, False)
-    assert rows[4] == ("9999.00005", True, "2025Q2", 141, False, None, None)  # too recent
-    assert rows[5][:2] == ("9999.00006", False)
-
-
 def test_a_pool_not_fetched_in_full_is_flagged_incomplete(built):
     warehouse, _ = built
     con = duckdb.connect(str(warehouse), read_only=True)
@@ -175,8 +86,6 @@ def test_a_pool_not_fetched_in_full_is_flagged_incomplete(built):
 
 
 def test_the_build_summary_says_the_pool_is_incomplete_and_how_many_need_labels(built):
-    from tracker.build import pool_summary
-
     warehouse, _ = built
     con = duckdb.connect(str(warehouse), read_only=True)
     try:

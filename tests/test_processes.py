@@ -1,9 +1,11 @@
 """Killed means stopped: `kill -9` of the tracker takes its workers and its dbt child with it,
 and the next run marks the dead run interrupted and lands exactly what an uninterrupted run
-lands. Histories here are SYNTHETIC, written with git fast-import."""
+lands; people reading the warehouse from other processes meanwhile keep working. Histories here
+are SYNTHETIC, written with git fast-import."""
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -11,8 +13,9 @@ import time
 from pathlib import Path
 
 import duckdb
+import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, tracker, tree
 
 RAW = ("git__commits", "git__option_sets", "git__citations")
 
@@ -38,6 +41,12 @@ def synthetic_history(path: Path, commits: int) -> Path:
         ]
     subprocess.run(["git", "fast-import", "--quiet"], input=b"".join(stream), cwd=path, check=True)
     return path
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory) -> Path:
+    """One synthetic history long enough to be killed in the middle of, for every test here."""
+    return synthetic_history(tmp_path_factory.mktemp("history") / "repo", 8000)
 
 
 def start(*args: str, warehouse: Path) -> subprocess.Popen:
@@ -137,8 +146,10 @@ def walking(below: dict[int, str]) -> bool:
     return sum("tracker.cli" in command for command in below.values()) >= 2
 
 
-def test_kill_9_of_an_ingest_stops_its_workers_and_the_next_run_lands_it_all_once(tmp_path):
-    args = two_walks(synthetic_history(tmp_path / "repo", 8000))
+def test_kill_9_of_an_ingest_stops_its_workers_and_the_next_run_lands_it_all_once(
+    history, tmp_path
+):
+    args = two_walks(history)
     killed = tmp_path / "killed.duckdb"
     ingest = start(*args, warehouse=killed)
     workers = kill_when(ingest, walking)
@@ -156,21 +167,90 @@ def test_kill_9_of_an_ingest_stops_its_workers_and_the_next_run_lands_it_all_onc
     assert all(status in ("succeeded", "interrupted") for _, status, _ in runs(killed))
 
 
-def test_kill_9_of_a_build_stops_dbt_and_the_next_build_succeeds(tmp_path):
+# People at the SQL prompt during a build, each its own process: one holds a connection open
+# throughout (HELD), one opens a new connection every tenth of a second (FRESH). Every answer is
+# written down. (Within one process DuckDB shares one open file among its connections, so a
+# process still holding a connection keeps seeing the state it opened.)
+READER = """
+import os, sys, time, duckdb
+path, stop, fresh = sys.argv[1], sys.argv[2], sys.argv[3] == "fresh"
+held = None if fresh else duckdb.connect(path, read_only=True)
+while not os.path.exists(stop):
+    try:
+        con = duckdb.connect(path, read_only=True) if fresh else held
+        print("ok", con.execute("select count(*) from marts.methods").fetchall()[0][0], flush=True)
+        if fresh:
+            con.close()
+    except Exception as exc:
+        print("error", type(exc).__name__, str(exc).splitlines()[0], flush=True)
+    time.sleep(0.1)
+"""
+
+
+def test_kill_9_of_a_build_stops_dbt_and_readers_keep_working_through_it_and_the_next_build(
+    built, tmp_path
+):
+    """One warehouse, three facts: a killed build publishes nothing and takes dbt with it; readers
+    holding the warehouse through it and through the next build keep working and never see a
+    mix; and that next build, the second from the same snapshot, gives a release, report and
+    site byte for byte those of the session's build."""
     warehouse = tmp_path / "tracker.duckdb"
+    shutil.copy(built[0], warehouse)
+    con = duckdb.connect(str(warehouse))
+    con.execute("delete from marts.methods where method_id > 'm'")  # an older state, told apart
+    [(before,)] = con.execute("select count(*) from marts.methods").fetchall()
+    con.close()
+    older = warehouse.read_bytes()
+    stop = tmp_path / "stop"
+    readers = {
+        kind: subprocess.Popen(
+            [sys.executable, "-c", READER, str(warehouse), str(stop), kind],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for kind in ("held", "fresh")
+    }
     release = str(tmp_path / "out" / "release")
-    build = start("build", "--release", release, warehouse=warehouse)
-    below = kill_when(build, lambda b: any("dbt.cli.main" in c for c in b.values()))
-    dbt = [p for p, c in below.items() if "dbt.cli.main" in c]
-    assert dbt and wait_for(lambda: not [p for p in dbt if alive(p)], 10)
-    assert not warehouse.exists()  # nothing was published
-    assert start("build", "--release", release, warehouse=warehouse).wait(timeout=600) == 0
+    try:
+        for reader in readers.values():
+            assert reader.stdout.readline().split()[0] == "ok"
+        killed = start("build", "--release", release, warehouse=warehouse)
+        below = kill_when(killed, lambda b: any("dbt.cli.main" in c for c in b.values()))
+        dbt = [p for p, c in below.items() if "dbt.cli.main" in c]
+        assert dbt and wait_for(lambda: not [p for p in dbt if alive(p)], 10)
+        assert warehouse.read_bytes() == older  # nothing was published
+        env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse)}
+        build = tracker("build", "--release", release, env=env)
+        time.sleep(0.5)
+    finally:
+        stop.touch()
+        answers = {k: r.communicate(timeout=30)[0].splitlines() for k, r in readers.items()}
+    assert build.returncode == 0, build.stderr[-2000:]
+    for kind, said in answers.items():
+        assert len(said) > 20 and not [a for a in said if not a.startswith("ok")], (kind, said)
+    held = [int(a.split()[1]) for a in answers["held"]]
+    fresh = [int(a.split()[1]) for a in answers["fresh"]]
+    assert set(held) == {before}  # the open connection saw the state it opened, throughout
+    [(after,)] = (
+        duckdb.connect(str(built[0]), read_only=True)
+        .execute("select count(*) from marts.methods")
+        .fetchall()
+    )
+    assert fresh[0] == before and fresh[-1] == after  # a new connection sees the build once done
+    assert fresh == sorted(fresh)  # never a mix: the old state, then the new one
+    leftovers = sorted(p.name for p in tmp_path.iterdir())
+    assert leftovers == [".tracker.duckdb.lock", "out", "stop", "tracker.duckdb"]
     assert json.loads((tmp_path / "out" / "release" / "manifest.json").read_text())["tables"]
+    for folder in ("release", "report", "site"):
+        one, two = tree(built[1].parent / folder), tree(tmp_path / "out" / folder)
+        assert sorted(one) == sorted(two), folder
+        for name in one:
+            assert one[name] == two[name], f"{folder}/{name} differs between builds"
 
 
 DIES_MID_RUN = """
 import sys, time
-from ingest.landing.raw import ingest_run
+from ingest.landing.runs import ingest_run
 from tracker.warehouse import writing
 with writing("snapshot load") as work:
     con = work.connect()
@@ -180,7 +260,7 @@ with writing("snapshot load") as work:
 """
 
 
-def test_a_run_left_running_by_a_killed_process_is_marked_interrupted(tmp_path):
+def test_a_run_left_running_by_a_killed_process_is_marked_interrupted(built, tmp_path):
     warehouse = tmp_path / "tracker.duckdb"
     env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse)}
     doomed = subprocess.Popen(
@@ -198,14 +278,13 @@ def test_a_run_left_running_by_a_killed_process_is_marked_interrupted(tmp_path):
     assert ("snapshot load (killed)", "interrupted") in [(c, s) for c, s, _ in logged]
     assert "killed?" in next(e for c, _, e in logged if c == "snapshot load (killed)")
     assert "running" not in [s for _, s, _ in logged]
-    whole = tmp_path / "whole.duckdb"
-    assert start("snapshot", "load", warehouse=whole).wait(timeout=300) == 0
+    whole, _ = built  # the same snapshot, landed by one uninterrupted build
     assert landed(warehouse) == landed(whole)
 
 
-def test_sigterm_stops_an_ingest_like_ctrl_c_with_its_workers(tmp_path):
+def test_sigterm_stops_an_ingest_like_ctrl_c_with_its_workers(history, tmp_path):
     warehouse = tmp_path / "tracker.duckdb"
-    ingest = start(*two_walks(synthetic_history(tmp_path / "repo", 8000)), warehouse=warehouse)
+    ingest = start(*two_walks(history), warehouse=warehouse)
     assert wait_for(lambda: walking(descendants(ingest.pid)), 60)
     workers = descendants(ingest.pid)
     ingest.send_signal(signal.SIGTERM)

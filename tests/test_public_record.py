@@ -13,8 +13,10 @@ import git
 import pytest
 
 from ingest.git import frameworks
-from ingest.github import threads as github
-from ingest.landing.raw import ensure_all_raw_tables, ingest_run, land_batch
+from ingest.github.client import Client
+from ingest.github.threads import ingest_threads
+from ingest.landing.raw import ensure_all_raw_tables, land_batch
+from ingest.landing.runs import ingest_run
 from synthetic.github import FakeGitHub, comment, issue_event, thread
 from tests.conftest import paper
 from tests.test_pool import history
@@ -130,7 +132,7 @@ def built(tmp_path_factory):
         frameworks.ingest(con, "verl", str(tmp / "verl"))
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("GITHUB_API_URL", server.url_for("/"))
-            github.ingest_threads(con, github.Client("synthetic"), "verl", SLUG)
+            ingest_threads(con, Client("synthetic"), "verl", SLUG)
     finally:
         con.close()
         server.stop()
@@ -230,9 +232,9 @@ def test_the_report_and_site_show_proposals_and_failure_reports(built, tmp_path)
     assert len(proposals) == 1 + 5 and proposals[1].startswith("verl,1,issue,synthetic_m1,merged")
     site.write(con, tmp_path / "site")
     method = (tmp_path / "site" / "methods" / "synthetic_m1.html").read_text()
-    assert "https://github.com/verl-project/verl/issues/1'>#1</a>" in method
+    assert 'https://github.com/verl-project/verl/issues/1">#1</a>' in method
     assert "<td>merged</td>" in method and "<td>withdrawn</td>" in method
     assert "<code>actor_rollout_ref.actor.policy_loss.loss_mode=synthetic_m1</code>" in method
     assert "No release was written for this site" in (tmp_path / "site" / "index.html").read_text()
     framework = (tmp_path / "site" / "frameworks" / "verl.html").read_text()
-    assert "<td>stale_closed</td><td>1</td>" in framework
+    assert "<td>closed as stale</td><td>1</td>" in framework  # outcomes in words

@@ -1,4 +1,6 @@
-"""Release and download: reproducible files; nothing installed unless all of it checks out."""
+"""Release and download: documented files; nothing installed unless all of it checks out.
+(That two builds from one snapshot give identical files is asserted in test_processes.py, by
+the build that follows a killed one.)"""
 
 import io
 import json
@@ -16,8 +18,8 @@ import pytest
 from werkzeug import Response
 
 from ingest.errors import TrackerError
-from tests.conftest import ROOT
-from tracker import build, download, release
+from tests.conftest import ROOT, tree
+from tracker import download, release
 
 
 def tables(path):
@@ -53,25 +55,6 @@ def marts(warehouse):
         }
     finally:
         con.close()
-
-
-def test_two_builds_from_the_same_snapshot_give_identical_release_report_and_site(
-    built, tmp_path, monkeypatch
-):
-    _, first = built
-    monkeypatch.setenv("TRACKER_WAREHOUSE", str(tmp_path / "second.duckdb"))
-    build.build(ROOT / "snapshot", tmp_path / "release")
-    for folder in ("release", "report", "site"):
-        one, two = files_of(first.parent / folder), files_of(tmp_path / folder)
-        assert sorted(one) == sorted(two), folder
-        for name in one:
-            assert one[name] == two[name], f"{folder}/{name} differs between builds"
-
-
-def files_of(folder):
-    return {
-        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
-    }
 
 
 def test_the_manifest_documents_every_table_and_column(built):
@@ -403,11 +386,12 @@ def test_a_duckdb_file_download_did_not_make_is_kept_unless_replace(built, tmp_p
     download.download(str(rel), theirs)  # now it is one download made: replaced freely
 
 
-def test_the_readmes_sql_runs_unchanged_on_a_downloaded_release(built, tmp_path):
+def test_the_documented_sql_runs_unchanged_on_a_downloaded_release(built, tmp_path):
     _, rel = built
     download.download(str(rel), tmp_path / "got.duckdb")
-    readme = (ROOT / "README.md").read_text()
-    queries = [q for q in re.findall(r"```sql\n(.*?)```", readme, re.S) if "marts." in q]
+    # users copy queries from the README and from docs/
+    text = "\n".join(p.read_text() for p in [ROOT / "README.md", *sorted(ROOT.glob("docs/*.md"))])
+    queries = [q for q in re.findall(r"```sql\n(.*?)```", text, re.S) if "marts." in q]
     queries = [q for q in queries if not re.search(r"\b(staging|intermediate|meta|raw)\.", q)]
     assert len(queries) >= 3
     con = duckdb.connect(str(tmp_path / "got.duckdb"), read_only=True)
@@ -432,12 +416,12 @@ def test_a_release_that_loses_more_than_half_a_mart_stops_unless_allowed(built, 
         manifest = json.loads((out / "manifest.json").read_text())
         manifest["tables"]["methods"]["rows"] = 1000  # as if the last release had 1000 methods
         (out / "manifest.json").write_text(json.dumps(manifest))
-        before = files_of(out)
+        before = tree(out)
         with pytest.raises(
             TrackerError, match=rf"methods \(1000 → {methods} rows\).*--allow-shrink"
         ):
             release.write(con, out)
-        assert files_of(out) == before
+        assert tree(out) == before
         release.write(con, out, allow_shrink=True)
     finally:
         con.close()

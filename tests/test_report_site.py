@@ -29,7 +29,27 @@ def test_the_report_is_the_same_for_the_same_marts_and_says_what_is_empty(built,
     for figure in report.FIGURES:
         assert {f"{figure}.png", f"{figure}.svg"} <= names
     assert "No proposals yet" in (made / "proposals.md").read_text()  # no GitHub record bundled
-    assert "No labelled general methods in the pool yet" in (made / "cohorts.svg").read_text()
+    cohorts = (made / "cohorts.svg").read_text()
+    assert "No labelled general methods in the pool yet" in cohorts
+    for figure, title in [
+        ("cohorts", "Cohorts of general methods and first landings, by quarter"),
+        ("lags", "Days from first public version to first landing, per method and framework"),
+        ("families", "Catalog methods per family, included somewhere or nowhere"),
+        ("coded_properties", "Included and not-included papers on coded properties"),
+    ]:
+        assert title in (made / f"{figure}.svg").read_text(), figure
+    assert "Clipping and trust region" in (made / "families.svg").read_text()  # words, not codes
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        [(before,)] = con.execute(
+            "select count(*) from marts.methods where first_landing_date < "
+            "(select window_from from marts.inclusion_summary)"
+        ).fetchall()
+    finally:
+        con.close()
+    assert before > 0 and f"Not shown: {before} first landings before 2025Q1" in cohorts
+    # quarters the snapshot or the pool window does not cover are marked in the figure
+    assert "not over" in cohorts and "after the pool" in cohorts and "Hatched:" in cohorts
     wide = (made / "options_in_3_or_more_frameworks.csv").read_text().splitlines()
     assert wide[0] == "method_id,AReaL,NeMo-RL,OpenRLHF,ROLL,TRL,slime,verl"
     gspo = next(line for line in wide if line.startswith("gspo,"))
@@ -77,14 +97,63 @@ def loaded_from_disk_only(driver) -> list[str]:
     )
 
 
-def test_the_site_opens_from_disk_and_leads_from_the_index_to_a_methods_option(built, browser):
+def test_the_site_is_the_same_for_the_same_warehouse_and_readable_without_javascript(
+    built, tmp_path
+):
+    from tracker import site
+
+    warehouse, release = built
+    made = release.parent / "site"
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        site.write(con, tmp_path / "again", release)
+        methods = con.execute("select count(*) from marts.methods").fetchone()[0]
+    finally:
+        con.close()
+    files = sorted(p.relative_to(made) for p in made.rglob("*") if p.is_file())
+    again = sorted(p.relative_to(tmp_path / "again") for p in (tmp_path / "again").rglob("*"))
+    assert files == [p for p in again if (tmp_path / "again" / p).is_file()]
+    for name in files:
+        assert (tmp_path / "again" / name).read_bytes() == (made / name).read_bytes(), name
+    # the downloads are the released files themselves, inside the site
+    for name in ("manifest.json", "methods.csv", "methods.parquet"):
+        assert (made / "downloads" / name).read_bytes() == (release / name).read_bytes()
+    # with JavaScript off, every method is in the page and no row is hidden
+    home = (made / "index.html").read_text()
+    assert home.count('<tr class="method"') == methods and "<tr hidden" not in home
+    assert "in_3_or_more_frameworks" not in home and "included_somewhere" not in home
+
+
+def page_fits(driver) -> bool:
+    """Whether the page and every table (or the box it scrolls in) fit the window's width."""
+    return driver.execute_script(
+        "const body = document.body;"
+        "if (body.scrollWidth > body.clientWidth) return false;"
+        "return Array.from(document.querySelectorAll('table, .scroll')).every("
+        "  e => e.scrollWidth <= e.clientWidth + 1"
+        "    && e.getBoundingClientRect().right <= document.documentElement.clientWidth);"
+    )
+
+
+def shoot(driver, name: str) -> None:
+    """Screenshots of the page at a laptop's width and a narrow window's."""
+    for width in (1400, 800):
+        driver.set_window_size(width, 1000)
+        driver.save_screenshot(str(ARTIFACTS / f"{name}-{width}.png"))
+    driver.set_window_size(1400, 1000)
+
+
+def test_the_site_opens_from_disk_and_leads_from_the_search_and_matrix_to_a_methods_option(
+    built, browser
+):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
     _, release = built
-    site = release.parent / "site"
+    site = (release.parent / "site").resolve()
     shutil.rmtree(ARTIFACTS, ignore_errors=True)
     ARTIFACTS.mkdir()
+    browser.set_window_size(1400, 1000)
 
     browser.get((site / "index.html").as_uri())
     assert "Framework-inclusion tracker" in browser.title
@@ -93,26 +162,62 @@ def test_the_site_opens_from_disk_and_leads_from_the_index_to_a_methods_option(b
     )
     assert len(images) == len(report.FIGURES) and all(ok and w > 0 for ok, w in images)
     manifest = browser.find_element(By.LINK_TEXT, "manifest.json").get_attribute("href")
-    assert Path(manifest.removeprefix("file://")).resolve() == release / "manifest.json"
+    manifest = Path(manifest.removeprefix("file://"))
+    assert manifest == site / "downloads" / "manifest.json"  # inside the site: hosted alone
+    assert manifest.read_bytes() == (release / "manifest.json").read_bytes()
+    local = browser.execute_script(
+        "return Array.from(document.querySelectorAll('a, img, script, link'))"
+        ".map(e => e.href || e.src).filter(u => u && u.startsWith('file:'))"
+    )
+    assert local and all(Path(u.removeprefix("file://").split("#")[0]).is_relative_to(site)
+                         for u in local)  # fmt: skip
     assert loaded_from_disk_only(browser) == []
-    browser.save_screenshot(str(ARTIFACTS / "home.png"))
+    assert page_fits(browser)
+    shoot(browser, "home")
 
-    browser.find_element(By.LINK_TEXT, "All methods").click()
-    rows = browser.find_elements(By.CSS_SELECTOR, "#methods tbody tr")
-    assert len(rows) > 90
-    browser.find_element(By.ID, "filter-name").send_keys("gspo")
-    Select(browser.find_element(By.ID, "filter-framework")).select_by_value("verl")
-    visible = [r for r in rows if r.is_displayed()]
-    assert [r.find_element(By.TAG_NAME, "a").text for r in visible] == [
-        "GSPO sequence-level importance ratio"
+    # the search finds a method by arXiv id (with or without "arXiv:" and a version) and by name
+    search = browser.find_element(By.ID, "search")
+    results = lambda: [  # noqa: E731
+        e.text for e in browser.find_elements(By.CSS_SELECTOR, "#search-results a .name")
     ]
-    assert browser.find_element(By.ID, "shown").text == f"1 of {len(rows)} methods"
-    Select(browser.find_element(By.ID, "filter-family")).select_by_value("kl_regularisation")
-    assert not [r for r in rows if r.is_displayed()]  # GSPO is not a KL method
-    Select(browser.find_element(By.ID, "filter-family")).select_by_value("")
+    search.send_keys("arXiv:2507.18071v2")
+    assert results()[0] == "GSPO sequence-level importance ratio"
+    search.clear()
+    search.send_keys("sequence-level importance")
+    assert "GSPO sequence-level importance ratio" in results()
+    search.clear()
 
-    visible[0].find_element(By.TAG_NAME, "a").click()
-    assert browser.current_url.endswith("/methods/gspo.html")
+    # the matrix: a row per method; filters hide the rows that do not match
+    rows = browser.find_elements(By.CSS_SELECTOR, "#methods tr.method")
+    assert len(rows) > 90
+    shown = browser.find_element(By.ID, "shown")
+    assert shown.text == f"{len(rows)} of {len(rows)} methods"
+    Select(browser.find_element(By.ID, "filter-framework")).select_by_value("verl")
+    Select(browser.find_element(By.ID, "filter-tier")).select_by_value("selectable")
+    Select(browser.find_element(By.ID, "filter-family")).select_by_value("clipping_trust_region")
+    visible = [r for r in rows if r.is_displayed()]
+    assert 0 < len(visible) < len(rows) and shown.text == f"{len(visible)} of {len(rows)} methods"
+    names = [r.find_element(By.CSS_SELECTOR, "th a").text for r in visible]
+    assert "GSPO sequence-level importance ratio" in names
+    assert all(
+        r.find_element(By.CSS_SELECTOR, "td[data-framework='verl']").get_attribute("data-tier")
+        == "selectable"
+        for r in visible
+    )
+    Select(browser.find_element(By.ID, "filter-family")).select_by_value("kl_regularisation")
+    assert "GSPO sequence-level importance ratio" not in [
+        r.find_element(By.CSS_SELECTOR, "th a").text for r in rows if r.is_displayed()
+    ]  # GSPO is not a KL method
+    Select(browser.find_element(By.ID, "filter-family")).select_by_value("clipping_trust_region")
+
+    # a matrix cell leads to the method's card, at the framework's row
+    gspo = next(
+        r for r in visible if r.find_element(By.CSS_SELECTOR, "th a").text.startswith("GSPO")
+    )
+    cell = gspo.find_element(By.CSS_SELECTOR, "td[data-framework='verl'] a")
+    assert "selectable" in cell.text and " d" in cell.text  # tier, landing and lag
+    cell.click()
+    assert browser.current_url.endswith("/methods/gspo.html#in-verl")
     table = {
         r.find_element(By.CSS_SELECTOR, "td:first-child").text: r
         for r in browser.find_elements(By.CSS_SELECTOR, "#frameworks tbody tr")
@@ -122,6 +227,13 @@ def test_the_site_opens_from_disk_and_leads_from_the_index_to_a_methods_option(b
     assert fragment == "actor_rollout_ref.actor.policy_loss.loss_mode=gspo"
     links = [a.get_attribute("href") for a in table["verl"].find_elements(By.TAG_NAME, "a")]
     assert any(h.startswith("https://github.com/verl-project/verl/commit/") for h in links)
+    assert "days after the paper" in table["verl"].text  # the lag beside the landing
     assert loaded_from_disk_only(browser) == []
-    browser.save_screenshot(str(ARTIFACTS / "method-gspo.png"))
-    assert (ARTIFACTS / "home.png").stat().st_size > 10_000
+    assert page_fits(browser)  # the lag and "at the snapshot" columns included
+    shoot(browser, "method-gspo")
+
+    table["verl"].find_element(By.LINK_TEXT, "verl").click()
+    assert browser.current_url.endswith("/frameworks/verl.html")
+    assert page_fits(browser)
+    shoot(browser, "framework-verl")
+    assert (ARTIFACTS / "home-1400.png").stat().st_size > 10_000

@@ -32,12 +32,26 @@ def test_python_is_lint_clean():
     assert result.returncode == 0, result.stdout
 
 
-def test_the_readmes_queries_run_on_a_built_warehouse(built):
+def test_sql_is_lint_clean():
+    # the dbt models, macros and singular tests, by the rules in .sqlfluff (no database needed)
+    result = subprocess.run(
+        [sys.executable, "-m", "sqlfluff", "lint", "models", "macros", "tests/dbt"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout[-5000:]
+
+
+def test_the_documented_queries_run_on_a_built_warehouse(built):
     warehouse, _ = built
-    queries = re.findall(r"```sql\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
-    assert queries, "the README shows no SQL examples"
+    readme = (ROOT / "README.md").read_text()
+    assert re.search(r"```sql\n", readme), "the README shows no SQL examples"
+    # users copy queries from the README and from docs/
+    text = "\n".join([readme, *(p.read_text() for p in sorted((ROOT / "docs").glob("*.md")))])
+    queries = re.findall(r"```sql\n(.*?)```", text, re.S)
     # queries for a live ingest must run, and may find nothing on the bundled snapshot
-    live = re.findall(r"```sql live-github\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    live = re.findall(r"```sql live-github\n(.*?)```", text, re.S)
     assert live
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
@@ -48,3 +62,81 @@ def test_the_readmes_queries_run_on_a_built_warehouse(built):
                 con.execute(query).fetchall()
     finally:
         con.close()
+
+
+def repository_texts() -> dict[str, str]:
+    """Every file a clone would hold (tracked, or new and not ignored) that is text, by path.
+
+    The bundled snapshot is data mined from the frameworks, not the project's own words.
+    """
+    names = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    texts = {}
+    for name in names:
+        path = ROOT / name
+        if name.startswith("snapshot/") or not path.is_file():
+            continue
+        data = path.read_bytes()
+        if b"\0" not in data:
+            texts[name] = data.decode("utf-8", errors="replace")
+    return texts
+
+
+def test_nothing_cites_material_a_clone_lacks():
+    # the definitions a user needs are in docs/definitions.md, not in a folder beside the clone
+    outside = re.compile(r"\.\./shared|\bSPEC\b")
+    found = [
+        f"{name}:{number}: {line.strip()}"
+        for name, text in repository_texts().items()
+        for number, line in enumerate(text.splitlines(), 1)
+        if outside.search(line)
+    ]
+    assert not found, "\n".join(found)
+
+
+def github_anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces to '-'."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_cited_definition_exists():
+    definitions = (ROOT / "docs" / "definitions.md").read_text()
+    anchors = {github_anchor(h) for h in re.findall(r"^#{1,6} (.+)$", definitions, re.M)}
+    cited = {
+        (name, anchor)
+        for name, text in repository_texts().items()
+        for anchor in re.findall(r"definitions\.md#([\w-]+)", text)
+    }
+    cited |= {("docs/definitions.md", a) for a in re.findall(r"\]\(#([\w-]+)\)", definitions)}
+    missing = sorted(f"{name}: #{anchor}" for name, anchor in cited if anchor not in anchors)
+    assert not missing, missing
+
+
+def test_the_readmes_layout_matches_the_tree():
+    """Every path the layout names exists, every folder a reader meets is named, and a package's
+    row names each of its modules."""
+    section = (ROOT / "README.md").read_text().split("## Layout", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = line.split(" | ")
+        if line.startswith("| `") and len(cells) == 2:
+            for path in re.findall(r"`([^`]+)`", cells[0]):
+                rows[path] = cells[1]
+    outputs = {"release/", "report/", "site/"}  # written by the main job, absent from a clone
+    assert [p for p in rows if p not in outputs and not (ROOT / p).exists()] == []
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    folders = {p.split("/", 1)[0] + "/" for p in tracked if "/" in p and not p.startswith(".")}
+    packages = {str(p.parent.relative_to(ROOT)) + "/" for p in ROOT.glob("*/*/__init__.py")}
+    models = {str(p.relative_to(ROOT)) + "/" for p in (ROOT / "models").iterdir() if p.is_dir()}
+    named = {f for f in folders | packages | models if any(r.startswith(f) for r in rows)}
+    assert sorted((folders | packages | models) - named) == []
+    for package in ("ingest/", "tracker/", *sorted(packages)):
+        modules = {p.name for p in (ROOT / package).glob("*.py")} - {"__init__.py"}
+        assert sorted(m for m in modules if m not in rows[package]) == [], package

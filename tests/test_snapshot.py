@@ -3,12 +3,14 @@
 import gzip
 import hashlib
 import json
+import os
 
 import duckdb
 import pytest
 
 from ingest.errors import TrackerError
-from ingest.landing.raw import ensure_all_raw_tables, ingest_run, land_batch
+from ingest.landing.raw import ensure_all_raw_tables, land_batch
+from ingest.landing.runs import ingest_run
 from tests.conftest import ROOT, paper
 from tracker import snapshot
 
@@ -57,6 +59,24 @@ def test_the_manifest_counts_records_and_dates_the_snapshot(con, exported):
     assert entry["records"] == 3
     data = (exported / entry["file"]).read_bytes()
     assert entry["sha256"] == hashlib.sha256(data).hexdigest()
+
+
+def test_a_file_loaded_before_is_not_read_again_and_a_changed_one_is(
+    con, exported, tmp_path, monkeypatch
+):
+    target = fresh()
+    snapshot.load(target, exported)
+    with monkeypatch.context() as m:
+        m.setattr(snapshot, "_read_file", lambda *_: pytest.fail("an unchanged file was read"))
+        again = snapshot.load(target, exported)["arxiv__papers"]
+    assert (again.landed, again.changed, again.unchanged) == (0, 0, 3)
+    manifest = manifest_of(exported)
+    landed(con, paper("2501.00003"))
+    snapshot.export(con, tmp_path / "newer")
+    assert manifest_of(tmp_path / "newer") != manifest
+    newer = snapshot.load(target, tmp_path / "newer")["arxiv__papers"]
+    assert (newer.landed, newer.changed, newer.unchanged) == (1, 0, 3)
+    assert target.execute(RAW).fetchall() == con.execute(RAW).fetchall()
 
 
 def test_a_corrupted_file_is_named_and_nothing_lands(exported):
@@ -145,6 +165,7 @@ def test_the_main_job_on_a_snapshot_missing_a_table_stops_and_names_it(tmp_path)
         (copy / entry["file"]).write_bytes((ROOT / "snapshot" / entry["file"]).read_bytes())
     rewrite(copy, manifest)
     env = {"TRACKER_WAREHOUSE": str(tmp_path / "wh.duckdb"), "PATH": "/usr/bin:/bin"}
+    env |= {k: os.environ[k] for k in ("DBT_TARGET_PATH", "DBT_LOG_PATH")}  # the session's
     result = tracker(
         "build", "--snapshot", str(copy), "--release", str(tmp_path / "release"), env=env
     )

@@ -1,9 +1,16 @@
 """The main job: land the bundled snapshot, run ``dbt build``, write release, report and site."""
 
+import json
+import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -14,6 +21,9 @@ from ingest.project import PROJECT_ROOT
 from tracker import outputs, release, report, site, snapshot, warehouse
 from tracker.warehouse import warehouse_path
 
+log = logging.getLogger(__name__)
+TIMESTAMP = re.compile(r"^\d\d:\d\d:\d\d\s+")  # how dbt starts each line it prints
+
 
 def dbt_command(*args: str, project: Path = PROJECT_ROOT) -> list[str]:
     """The dbt command line for a project folder (the profile reads TRACKER_WAREHOUSE)."""
@@ -21,18 +31,89 @@ def dbt_command(*args: str, project: Path = PROJECT_ROOT) -> list[str]:
     return dbt + ["--project-dir", str(project), "--profiles-dir", str(project)]
 
 
-def run_dbt(*args: str, warehouse: Path | None = None) -> None:
-    """Run dbt in the project on a warehouse file (default: the tracker's), streaming its
-    progress; dbt dies with the tracker, however the tracker ends."""
-    env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse or warehouse_path())}
-    result = subprocess.run(
-        dbt_command(*args), env=env, cwd=PROJECT_ROOT, preexec_fn=processes.die_with_parent
-    )
-    if result.returncode != 0:
+def target_path() -> Path:
+    """Where the tracker's own dbt runs keep their state: beside, not in, the target folder a
+    hand-run ``dbt build`` uses. The two runs point the profile at different warehouse files, and
+    dbt re-parses the whole project whenever the profile differs from its last run's; with a
+    folder each, switching between ``tracker build`` and ``dbt build`` parses only what changed."""
+    return Path(os.environ.get("DBT_TARGET_PATH") or PROJECT_ROOT / "target") / "tracker"
+
+
+def log_file() -> Path:
+    """dbt's full output of the tracker's last run."""
+    return Path(os.environ.get("DBT_LOG_PATH") or PROJECT_ROOT / "logs") / "tracker-dbt.log"
+
+
+def run_dbt(*args: str, warehouse: Path | None = None, verbose: bool = False) -> Counter:
+    """Run dbt in the project on a warehouse file (default: the tracker's) and return how many
+    nodes ended in each (resource type, status). Its output goes to ``log_file()`` and, with
+    ``verbose``, to the terminal as well; dbt dies with the tracker, however the tracker ends."""
+    target, log_path = target_path(), log_file()
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    (target / "run_results.json").unlink(missing_ok=True)  # never read a previous run's
+    output: list[str] = []
+    with log_path.open("w", encoding="utf-8") as out:
+        proc = _start_dbt(args, warehouse or warehouse_path(), subprocess.PIPE)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out.write(line)
+            output.append(line.rstrip())
+            if verbose:
+                sys.stderr.write(line)
+    results = _results(target / "run_results.json")
+    if proc.wait() != 0:
+        failed = [f"{name}: {message}" for name, message in _failures(target / "run_results.json")]
+        failed = failed or _error_lines(output)  # dbt stopped before running a node
         raise TrackerError(
-            f"`dbt {' '.join(args)}` failed (its output above names the model or test); "
-            "fix it and run `tracker build` again"
+            f"`dbt {' '.join(args)}` failed"
+            + (":\n  " + "\n  ".join(failed[:10]) if failed else "")
+            + f"\nits full output is in {log_path}; fix the model or test it names and run "
+            "`tracker build` again"
         )
+    return results
+
+
+def _start_dbt(args: tuple[str, ...], warehouse: Path, stdout: int) -> subprocess.Popen:
+    """dbt on ``warehouse`` with the tracker's own target and log folders (its output merged into
+    ``stdout``); dbt dies with the tracker, however the tracker ends."""
+    env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse), "DBT_USE_COLORS": "false"}
+    return subprocess.Popen(
+        dbt_command(
+            *args, "--target-path", str(target_path()), "--log-path", str(log_file().parent)
+        ),
+        env=env,
+        cwd=PROJECT_ROOT,
+        stdout=stdout,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=processes.die_with_parent,
+    )
+
+
+def _error_lines(output: list[str]) -> list[str]:
+    """dbt's account of an error that stopped it before any node ran (a hook, parse, compile):
+    its output from the first line naming an error, without timestamps."""
+    first = next((i for i, line in enumerate(output) if "Error" in line), len(output))
+    return [TIMESTAMP.sub("", line) for line in output[first:] if line.strip()]
+
+
+def _run_results(path: Path) -> list[dict]:
+    try:
+        return json.loads(path.read_text())["results"]
+    except (OSError, ValueError, KeyError):
+        return []
+
+
+def _results(path: Path) -> Counter:
+    return Counter((r["unique_id"].split(".")[0], r["status"]) for r in _run_results(path))
+
+
+def _failures(path: Path) -> list[tuple[str, str]]:
+    return [
+        (r["unique_id"].split(".", 2)[-1], " ".join((r.get("message") or r["status"]).split()))
+        for r in _run_results(path)
+        if r["status"] in ("error", "fail", "runtime error")
+    ]
 
 
 def copy_project(folder: Path, seeds: dict[str, str]) -> Path:
@@ -49,7 +130,9 @@ def copy_project(folder: Path, seeds: dict[str, str]) -> Path:
     return copy
 
 
-def build(snapshot_dir: Path, release_dir: Path, allow_shrink: bool = False) -> None:
+def build(
+    snapshot_dir: Path, release_dir: Path, allow_shrink: bool = False, verbose: bool = False
+) -> None:
     """Land the snapshot, build, and write the release with the report and the site next to
     it (``report/`` and ``site/`` in the release folder's parent).
 
@@ -60,12 +143,28 @@ def build(snapshot_dir: Path, release_dir: Path, allow_shrink: bool = False) -> 
     folders = {"release": release_dir, "report": report_dir, "site": site_dir}
     for kind, folder in folders.items():
         outputs.check_replaceable(folder, kind)
+    started = time.monotonic()
     with warehouse.writing("build", publish_on_error=False) as work:
-        con = work.connect()
-        for table, counts in snapshot.load(con, snapshot_dir).items():
-            print(f"raw.{table}: {counts}", file=sys.stderr)
-        con.close()
-        run_dbt("build", "--full-refresh", warehouse=work.path)  # changed seeds are rebuilt
+        log.info("1/3 landing the snapshot %s", snapshot_dir)
+        with parsing(work.path):
+            con = work.connect()
+            landed = snapshot.load(con, snapshot_dir)
+            con.close()
+        new = sum(c.landed + c.changed for c in landed.values())
+        log.info("    %d tables, %d records new or changed", len(landed), new)
+        log.info("2/3 dbt build (full output in %s)", log_file())
+        # unit tests check the SQL's rules, not the data: CI runs them (as dbt advises), the main
+        # job runs the data tests
+        results = run_dbt(
+            "build",
+            "--full-refresh",
+            "--exclude-resource-type",
+            "unit_test",
+            warehouse=work.path,
+            verbose=verbose,
+        )
+        log.info("    %s", _summary(results))
+        log.info("3/3 writing the release, the report and the site")
         con = work.connect(read_only=True)
         with (
             outputs.replacing(release_dir, "release") as release_stage,
@@ -74,16 +173,52 @@ def build(snapshot_dir: Path, release_dir: Path, allow_shrink: bool = False) -> 
         ):
             manifest = release.fill(con, release_stage, release_dir, allow_shrink)
             files = report.fill(con, report_stage)
-            pages = site.fill(con, site_stage, site_dir, release_dir, report_stage, manifest)
+            pages = site.fill(con, site_stage, release_stage, report_stage, manifest)
         summary = pool_summary(con)
-    rows = ", ".join(f"{name} {t['rows']}" for name, t in manifest["tables"].items())
-    print(f"release written to {release_dir} ({rows} rows)", file=sys.stderr)
-    print(
-        f"report written to {report_dir} ({len(files)} files); site "
-        f"written to {site_dir} ({pages} pages, open index.html)",
-        file=sys.stderr,
+    rows = sum(t["rows"] for t in manifest["tables"].values())
+    log.info("    release: %d tables, %d rows in %s", len(manifest["tables"]), rows, release_dir)
+    log.info("    report: %d files in %s", len(files), report_dir)
+    log.info("    site: %d pages; open %s", pages, site_dir / "index.html")
+    log.info("%s", summary)
+    log.info("built in %.1f s; warehouse %s", time.monotonic() - started, warehouse_path())
+
+
+@contextmanager
+def parsing(warehouse: Path) -> Iterator[None]:
+    """On the first build, dbt parses the whole project while the body runs (landing a fresh
+    snapshot takes as long as a full parse, and each uses one core), so the build that follows
+    parses only what changed. Later builds keep dbt's parse state and skip this. dbt parse does not
+    open the warehouse; its outcome is not checked here: the build parses again and reports any
+    error."""
+    if (target_path() / "partial_parse.msgpack").exists():
+        yield
+        return
+    proc = _start_dbt(("parse",), warehouse, subprocess.DEVNULL)
+    try:
+        yield
+    except BaseException:
+        proc.kill()
+        raise
+    finally:
+        proc.wait()
+
+
+def _summary(results: Counter) -> str:
+    """dbt's outcome in words: what ran, by kind, and whatever did not pass."""
+    kinds = Counter()
+    for (kind, _), n in results.items():
+        kinds[kind] += n
+    words = {"seed": "seeds", "model": "models", "test": "data tests", "unit_test": "unit tests"}
+    ran = ", ".join(f"{kinds[k]} {w}" for k, w in words.items() if kinds[k])
+    other = Counter()
+    for (kind, status), n in results.items():
+        if kind in words and status not in ("success", "pass"):
+            other[status] += n
+    return ran + (
+        " (" + ", ".join(f"{n} {s}" for s, n in sorted(other.items())) + ")"
+        if other
+        else ", all passed"
     )
-    print(summary, file=sys.stderr)
 
 
 def pool_summary(con: duckdb.DuckDBPyConnection) -> str:

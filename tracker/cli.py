@@ -10,16 +10,23 @@ from pathlib import Path
 
 import duckdb
 
-from ingest import __version__, processes
-from ingest.arxiv import api as arxiv
-from ingest.arxiv import metadata as arxiv_metadata
+from ingest import __version__, processes, progress
+from ingest.arxiv import api, metadata, oai, windows
 from ingest.errors import TrackerError, reason
 from ingest.git import frameworks
-from ingest.github import threads as github
-from ingest.landing.raw import ensure_all_raw_tables, held_back, ingest_run, land_batch
-from ingest.project import PROJECT_ROOT
+from ingest.github import threads
+from ingest.github.client import Client, token
+from ingest.landing import review
+from ingest.landing.raw import ensure_all_raw_tables, land_batch
+from ingest.landing.runs import ingest_run
+from ingest.project import PROJECT_ROOT, pool
 from tracker import build, download, method_card, release, report, site, snapshot
 from tracker.warehouse import connect, warehouse_path, writer
+
+
+def _words(summary: object) -> str:
+    """An ingester's summary (a dataclass) as ``field name: value`` pairs, in words."""
+    return "  ".join(f"{name.replace('_', ' ')}: {value}" for name, value in vars(summary).items())
 
 
 def _print_table(headers: list[str], rows: list[tuple]) -> None:
@@ -31,7 +38,7 @@ def _print_table(headers: list[str], rows: list[tuple]) -> None:
 
 
 def cmd_build(args: argparse.Namespace) -> None:
-    build.build(args.snapshot, args.release, args.allow_shrink)
+    build.build(args.snapshot, args.release, args.allow_shrink, args.verbose)
 
 
 def cmd_snapshot_export(args: argparse.Namespace) -> None:
@@ -92,25 +99,14 @@ def cmd_method(args: argparse.Namespace) -> int:
 
 
 def cmd_review(args: argparse.Namespace) -> None:
-    con = connect(read_only=True)
-    has_queue = con.execute(
-        "select count(*) from information_schema.tables "
-        "where table_schema = 'meta' and table_name = 'review_queue'"
-    ).fetchone()[0]
-    if not has_queue:
+    rows = review.queued(connect(read_only=True), args.table, args.limit)
+    if rows is None:
         print("the review queue is empty (nothing has been landed yet)")
         return
-    where, params = ("where raw_table = ?", [args.table]) if args.table else ("", [])
-    rows = con.execute(
-        "select raw_table, record_key, failed_expectation, detail, times_seen, last_run_id "
-        f"from meta.review_queue {where} order by raw_table, record_key, failed_expectation "
-        "limit ?",
-        [*params, args.limit],
-    ).fetchall()
     if not rows:
         print("the review queue is empty")
         return
-    _print_table(["raw table", "key", "failed expectation", "detail", "seen", "last run"], rows)
+    _print_table(list(review.COLUMNS), rows)
     print(
         f"\n{len(rows)} held back. Fix the source (or the suite in ingest/landing/expectations/) "
         "and land again; the payloads are in meta.review_queue."
@@ -118,57 +114,62 @@ def cmd_review(args: argparse.Namespace) -> None:
 
 
 def cmd_ingest_arxiv_metadata(args: argparse.Namespace) -> None:
-    source, entity = arxiv_metadata.SOURCE, arxiv_metadata.ENTITY
-    records = list(arxiv_metadata.read_csv(args.csv))  # a bad file stops before any work
+    source, entity = metadata.SOURCE, metadata.ENTITY
+    records = list(metadata.read_csv(args.csv))  # a bad file stops before any work
     with writer("ingest arxiv-metadata") as con:
         ensure_all_raw_tables(con)
         with ingest_run(con, source, f"ingest arxiv-metadata {args.csv.name}") as run:
             counts = land_batch(con, run, source, entity, records)
         print(f"raw.{source}__{entity}: {counts}")
-        for _, key, expectation, detail in held_back(con, run.run_id):
+        for _, key, expectation, detail in review.held_back(con, run.run_id):
             print(f"  held back {key or '(no key)'}: {expectation}: {detail}")
 
 
 def cmd_ingest_arxiv(args: argparse.Namespace) -> None:
     if args.page_size < 1 or args.pause < 0:
         raise TrackerError("--page-size must be at least 1 and --pause at least 0")
-    client = arxiv.Client(pause=args.pause)
+    client = api.Client(pause=args.pause)
     if args.ids:
         ids = [i.strip() for i in args.ids.split(",") if i.strip()]
         with writer("ingest arxiv --ids") as con:
-            found = arxiv.ingest_ids(con, client, ids)
-        print(f"landed {len(found['landed'])} of {len(ids)} papers")
-        if found["unknown"]:
-            print(f"arXiv does not know: {', '.join(found['unknown'])}")
+            found = api.ingest_ids(con, client, ids)
+        print(f"landed {len(found.landed)} of {len(ids)} papers")
+        if found.unknown:
+            print(f"arXiv does not know: {', '.join(found.unknown)}")
         return
     if args.to < args.from_:
         raise TrackerError(f"--to {args.to} is before --from {args.from_}")
     categories = tuple(c.strip() for c in args.categories.split(",") if c.strip())
-    with writer("ingest arxiv") as con:
+    with writer("ingest arxiv") as con, progress.shown():
         if args.via == "oai":
-            got = arxiv.harvest(con, client, args.from_, args.to, categories)
+            got = oai.harvest(con, client, args.from_, args.to, categories)
+            print(f"{got.papers} papers landed by the harvest of {args.from_}..{args.to}")
         else:
-            got = arxiv.ingest_window(con, client, args.from_, args.to, categories, args.page_size)
-    print(f"{got['papers']} papers landed over {got['windows']} windows ({args.from_}..{args.to})")
+            got = windows.ingest_window(
+                con, client, args.from_, args.to, categories, args.page_size
+            )
+            print(
+                f"{got.papers} papers landed over {got.windows} windows ({args.from_}..{args.to})"
+            )
 
 
 def cmd_ingest_github(args: argparse.Namespace) -> None:
     known = frameworks.frameworks()
     chosen = _chosen(args.framework)
-    client = github.Client(github.token())
+    hub = Client(token())
     since = datetime.combine(args.since, datetime.min.time(), UTC) if args.since else None
     failed = []
-    with writer("ingest github") as con:
+    with writer("ingest github") as con, progress.shown():
         for name in chosen:
             slug = known[name]["repository_url"].removeprefix("https://github.com/")
             try:
-                got = github.ingest_threads(con, client, name, slug, since)
-                got |= github.ingest_discussions(con, client, name, slug)
+                issues = threads.ingest_threads(con, hub, name, slug, since)
+                discussions = threads.ingest_discussions(con, hub, name, slug)
             except TrackerError as exc:
                 print(f"tracker: error: {name}: {exc}", file=sys.stderr)
                 failed.append(name)
                 continue
-            print("  ".join([f"framework: {name}", *(f"{k}: {v}" for k, v in got.items())]))
+            print(f"framework: {name}  {_words(issues)}  {_words(discussions)}")
     if failed:
         raise TrackerError(f"not ingested: {', '.join(failed)} (the others were landed)")
 
@@ -196,13 +197,13 @@ def cmd_ingest_frameworks(args: argparse.Namespace) -> None:
     chosen = _chosen(args.framework)
     failed = []
     sources = {name: repos.get(name) for name in chosen}
-    with writer("ingest frameworks") as con:
+    with writer("ingest frameworks") as con, progress.shown():
         for name, summary in frameworks.ingest_all(con, sources, args.jobs):
             if isinstance(summary, TrackerError):
                 print(f"tracker: error: {summary}", file=sys.stderr)
                 failed.append(name)
             else:
-                print("  ".join(f"{k}: {v}" for k, v in summary.items()), flush=True)
+                print(_words(summary), flush=True)
     if failed:
         raise TrackerError(f"not ingested: {', '.join(failed)} (the others were landed)")
 
@@ -251,6 +252,9 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--snapshot", type=Path, default=snapshot.SNAPSHOT_DIR, help="snapshot folder")
     c.add_argument("--release", type=Path, default=release.RELEASE_DIR, help="release folder")
     _allow_shrink(c)
+    c.add_argument(
+        "--verbose", action="store_true", help="show dbt's full output (always in logs/)"
+    )
     c.set_defaults(func=cmd_build)
 
     c = sub.add_parser("ingest", help="land records from a source into the raw schema")
@@ -260,25 +264,26 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_ingest_arxiv_metadata)
 
     s = isub.add_parser("arxiv", help="papers from arXiv: a window of dates, or ids")
+    window = pool()  # dbt_project.yml's vars: the pool the marts measure
     s.add_argument(
         "--from",
         dest="from_",
         type=date.fromisoformat,
-        default=date(2025, 1, 1),
+        default=window.first,
         metavar="DATE",
-        help="first submission date of the window (default 2025-01-01)",
+        help=f"first submission date of the window (default {window.first}, the pool's)",
     )
     s.add_argument(
         "--to",
         type=date.fromisoformat,
-        default=date(2026, 6, 30),
+        default=window.last,
         metavar="DATE",
-        help="last submission date of the window (default 2026-06-30)",
+        help=f"last submission date of the window (default {window.last}, the pool's)",
     )
     s.add_argument(
         "--categories",
-        default=",".join(arxiv.CATEGORIES),
-        help="arXiv categories, comma-separated (default cs.LG,cs.CL,cs.AI)",
+        default=",".join(window.categories),
+        help=f"arXiv categories, comma-separated (default {','.join(window.categories)})",
     )
     s.add_argument("--ids", help="fetch these arXiv ids (comma-separated) instead of a window")
     s.add_argument(
@@ -397,11 +402,27 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+class _Stderr(logging.StreamHandler):
+    """A handler writing to whatever ``sys.stderr`` is when a record comes, so log lines go
+    above rich's progress bars (which redirect it while they are shown)."""
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value) -> None:
+        """The stream is always the current sys.stderr."""
+
+
 def _log_to_stderr() -> None:
-    """The tracker's own progress and warnings; other libraries' warnings only."""
-    handler = logging.StreamHandler(sys.stderr)
+    """The one logging set-up: the tracker's own progress and warnings (the ``ingest`` and
+    ``tracker`` loggers); other libraries' warnings only."""
+    handler = _Stderr()
     handler.setFormatter(logging.Formatter("%(message)s"))
-    handler.addFilter(lambda r: r.name.startswith("ingest") or r.levelno >= logging.WARNING)
+    handler.addFilter(
+        lambda r: r.name.split(".")[0] in ("ingest", "tracker") or r.levelno >= logging.WARNING
+    )
     logging.basicConfig(level=logging.INFO, handlers=[handler])
 
 

@@ -13,9 +13,9 @@ passes ``--replace``; and never a file another process has open.
 """
 
 import json
+import logging
 import os
 import re
-import sys
 import tarfile
 import tempfile
 import zipfile
@@ -31,6 +31,8 @@ from ingest.errors import TrackerError
 from ingest.http import TIMEOUT, session
 from tracker.checksums import verify_file
 from tracker.warehouse import connect, holder, warehouse_path, writer_lock
+
+log = logging.getLogger(__name__)
 
 TYPE = re.compile(
     r"(BOOLEAN|TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|FLOAT|DOUBLE|DATE|TIME|TIMESTAMP"
@@ -216,7 +218,7 @@ def _fetch(url: str, tmp: Path) -> Path:
 
 
 def _get(http: requests.Session, url: str, target: Path) -> None:
-    print(f"downloading {url}", file=sys.stderr)
+    log.info("downloading %s", url)
     received = 0
     try:
         with http.get(url, stream=True, timeout=TIMEOUT) as response:

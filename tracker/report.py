@@ -20,6 +20,7 @@ from tracker.warehouse import require_marts
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 matplotlib.rcParams.update(
     {
@@ -52,32 +53,118 @@ def frameworks(con: duckdb.DuckDBPyConnection) -> list[str]:
     ]
 
 
+# the method catalog's families (seeds/_seeds.yml accepts exactly these), in words
+FAMILIES = {
+    "advantage_estimation": "Advantage estimation",
+    "clipping_trust_region": "Clipping and trust region",
+    "credit_assignment": "Credit assignment",
+    "entropy_regularisation": "Entropy regularisation",
+    "kl_regularisation": "KL regularisation",
+    "loss_aggregation": "Loss aggregation",
+    "off_policy_correction": "Off-policy correction",
+    "reward_shaping": "Reward shaping",
+    "rollout_sampling": "Rollout sampling",
+    "other": "Other",
+}
+
+
+def family_label(family: str) -> str:
+    """A family in words, for figures and the site (an unknown code still reads as words)."""
+    return FAMILIES.get(family) or family.replace("_", " ").capitalize()
+
+
 def _message(ax, text: str) -> None:
     ax.axis("off")
     ax.text(0.5, 0.5, text, ha="center", va="center", wrap=True, fontsize=10)
 
 
-def _quarter(column: str) -> str:
-    return f"year({column}) || 'Q' || quarter({column})"
+def _title(fig: plt.Figure, text: str) -> None:
+    fig.suptitle(text, x=0.01, ha="left", fontsize=11, fontweight="bold")
+
+
+@dataclass(frozen=True)
+class Quarter:
+    """A quarter on a figure's axis; an incomplete one is drawn hatched, so its low count is not
+    read as a fall."""
+
+    label: str
+    # ends after the earliest framework snapshot: not every framework was seen to its end
+    not_over: bool
+    after_window: bool  # starts after the pool window ends
+
+    @property
+    def tick(self) -> str:
+        if self.after_window:
+            return f"{self.label}\nafter the pool"
+        return f"{self.label}\nnot over" if self.not_over else self.label
+
+
+def _quarters(con) -> tuple[list[Quarter], str]:
+    """Every quarter from the pool's first to the last with a landing or in the window, and a
+    sentence naming the dates that make a quarter incomplete."""
+    rows = con.execute(
+        """
+        with bounds as (
+            select s.window_from, s.window_to,
+                   (select cast(min(snapshot_committed_at) as date) from marts.frameworks)
+                   as observed_to,
+                   greatest(s.window_to, (select cast(max(first_landing_date) as date)
+                                          from marts.methods)) as last_day
+            from marts.inclusion_summary as s
+        )
+        -- labelled as the marts label quarters (macros/dates.sql), empty quarters included
+        select year(q) || 'Q' || quarter(q), coalesce(q + interval 3 month > observed_to, false),
+               q > window_to, observed_to, window_to
+        from bounds, unnest(generate_series(date_trunc('quarter', window_from), last_day,
+                                            interval 3 month)) as t(q)
+        order by q
+        """
+    ).fetchall()
+    quarters = [Quarter(label, not_over, after) for label, not_over, after, _, _ in rows]
+    if not rows:
+        return quarters, ""
+    observed_to, window_to = rows[0][3], rows[0][4]
+    seen = f"the earliest framework snapshot ({observed_to:%Y-%m-%d})" if observed_to else ""
+    return quarters, (
+        f"Hatched: quarters not over at {seen or 'the snapshot'} or after the pool window "
+        f"(ends {window_to:%Y-%m-%d}); their counts are incomplete."
+    )
+
+
+def _bars(ax, quarters: list[Quarter], values: list[int], colour: str, **style) -> None:
+    """Bars per quarter; an incomplete quarter's bar is hatched and pale."""
+    partial = [q.not_over or q.after_window for q in quarters]
+    ax.bar(range(len(quarters)), values, color=["white" if p else colour for p in partial],
+           edgecolor=colour, hatch=["///" if p else "" for p in partial], **style)  # fmt: skip
 
 
 def figure_cohorts(con) -> plt.Figure:
     """Quarterly cohorts of general methods against those included within 180 days; first
-    landings of catalog methods by landing quarter."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
-    cohorts = con.execute(
-        "select quarter, general_methods, included_within_180_days from marts.cohorts "
-        "where general_methods > 0 order by quarter"
-    ).fetchall()
+    landings of catalog methods by landing quarter. Incomplete quarters are hatched, and what
+    falls outside the pool's quarters is counted, not drawn."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.4))
+    _title(fig, "Cohorts of general methods and first landings, by quarter")
+    quarters, incomplete = _quarters(con)
+    labels = [q.label for q in quarters]
+    cohorts = dict(
+        (q, (g, i, g - e))
+        for q, g, i, e in con.execute(
+            "select quarter, general_methods, included_within_180_days, with_180_days_exposure "
+            "from marts.cohorts where general_methods > 0"
+        ).fetchall()
+    )
+    left.set_title("General methods in the pool, by quarter of first version", loc="left")
     if cohorts:
-        quarters = [q for q, _, _ in cohorts]
-        x = range(len(quarters))
-        left.bar(x, [g for _, g, _ in cohorts], color="#bbbbbb", label="general methods")
-        left.bar(x, [i for _, _, i in cohorts], color="#4477aa", label="included within 180 days")
-        left.set_xticks(list(x), quarters)
+        shown = [q for q in quarters if q.label in cohorts]
+        x = range(len(shown))
+        _bars(left, shown, [cohorts[q.label][0] for q in shown], "#bbbbbb",
+              label="general methods")  # fmt: skip
+        left.bar(x, [cohorts[q.label][1] for q in shown], color="#4477aa",
+                 label="included within 180 days")  # fmt: skip
+        ticks = [q.tick + ("\n(<180 days seen)" if cohorts[q.label][2] else "") for q in shown]
+        left.set_xticks(list(x), ticks)
         left.set_ylabel("papers")
         left.legend(frameon=False)
-        left.set_title("Quarterly cohorts of general methods", loc="left")
     else:
         _message(
             left,
@@ -85,19 +172,28 @@ def figure_cohorts(con) -> plt.Figure:
             "A live `tracker ingest arxiv` fills the pool;\n"
             "reviewed labels in seeds/paper_labels.csv count.",
         )
-    landings = con.execute(
-        f"select {_quarter('first_landing_date')} as q, count(*) from marts.methods "
-        "where first_landing_date >= (select window_from from marts.inclusion_summary) "
-        "group by q order by q"
-    ).fetchall()
-    if landings:
-        right.bar([q for q, _ in landings], [n for _, n in landings], color="#228833")
+    counted = dict(
+        con.execute(
+            "select first_landing_quarter, count(*) from marts.methods "
+            "where first_landing_quarter is not null group by 1"
+        ).fetchall()
+    )
+    before = con.execute(
+        "select count(*) from marts.methods "
+        "where first_landing_date < (select window_from from marts.inclusion_summary)"
+    ).fetchone()[0]
+    right.set_title("First landings of catalog methods, by quarter", loc="left")
+    if any(counted.get(q) for q in labels):
+        _bars(right, quarters, [counted.get(q, 0) for q in labels], "#228833")
+        right.set_xticks(range(len(quarters)), [q.tick for q in quarters], fontsize=7)
         right.set_ylabel("catalog methods")
-        right.set_title("First landings of catalog methods by quarter", loc="left")
-        right.tick_params(axis="x", rotation=45)
     else:
-        _message(right, "No catalog method first landed in the window yet.")
-    fig.tight_layout()
+        _message(right, "No catalog method first landed in the pool's quarters yet.")
+    right.yaxis.set_major_locator(MaxNLocator(integer=True))
+    left_out = f"Not shown: {before} first landings before {labels[0]}, the pool's first quarter."
+    notes = "\n".join([left_out, incomplete] if labels else [incomplete])
+    fig.text(0.01, 0.01, notes, fontsize=8, color="#444444")
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
 
 
@@ -113,7 +209,8 @@ def figure_lags(con) -> plt.Figure:
         "order by m.first_public_date, m.method_id, f.framework"
     ).fetchall()
     methods = list(dict.fromkeys(r[0] for r in rows))
-    fig, ax = plt.subplots(figsize=(8, max(3.0, 0.22 * len(methods) + 1.2)))
+    fig, ax = plt.subplots(figsize=(8, max(3.0, 0.22 * len(methods) + 1.4)))
+    _title(fig, "Days from first public version to first landing, per method and framework")
     if not rows:
         _message(ax, "No method first public in the window has a verified date and a landing.")
         return fig
@@ -146,11 +243,12 @@ def figure_families(con) -> plt.Figure:
         "count(*) filter (where frameworks_count = 0) from marts.methods "
         "group by family order by 2 desc, family"
     ).fetchall()
-    fig, ax = plt.subplots(figsize=(7, 3.6))
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    _title(fig, "Catalog methods per family, included somewhere or nowhere")
     if not rows:
         _message(ax, "The method catalog is empty.")
         return fig
-    families = [r[0] for r in rows]
+    families = [family_label(r[0]) for r in rows]
     ax.barh(families, [r[1] for r in rows], color="#4477aa", label="included somewhere")
     ax.barh(families, [r[2] for r in rows], left=[r[1] for r in rows], color="#bbbbbb",
             label="in no framework")  # fmt: skip
@@ -165,6 +263,7 @@ def figure_coded_properties(con) -> plt.Figure:
     """Included against not-included papers on coded properties, where the seeds provide them.
     The reviewed labels hold no coded properties yet, and the figure says so."""
     fig, ax = plt.subplots(figsize=(7, 2.4))
+    _title(fig, "Included and not-included papers on coded properties")
     labelled = con.execute(
         "select count(*) from marts.papers where label = 'general_method'"
     ).fetchall()[0][0]

@@ -13,6 +13,7 @@ import hashlib
 import io
 import json
 import re
+from collections.abc import Iterator
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -23,12 +24,18 @@ import yaml
 from ingest import __version__, sql
 from ingest.errors import TrackerError
 from ingest.landing import validation
-from ingest.landing.raw import Counts, Record, ensure_all_raw_tables, ingest_run, land_batch
+from ingest.landing.raw import Record, ensure_all_raw_tables, land_batch
+from ingest.landing.runs import Counts, ingest_run
+from ingest.landing.state import StateTable
 from ingest.project import PROJECT_ROOT
 from tracker import outputs
 from tracker.checksums import verify_file
 
 SNAPSHOT_DIR = PROJECT_ROOT / "snapshot"
+# the snapshot file each raw table was last loaded from in full. Landing the same file again
+# changes nothing (every record is a re-land of a fetch the table holds), so it is skipped: a
+# second build from an unchanged snapshot neither reads nor validates 80 MB of JSON again.
+LOADED = StateTable("snapshot_files", key={"raw_table": "varchar"}, values={"sha256": "varchar"})
 MANIFEST = "manifest.json"
 SHA256 = re.compile(r"[0-9a-f]{64}")
 FIELDS = ("record_key", "record_version", "source", "origin", "fetched_at", "ingester_version")
@@ -101,11 +108,9 @@ def _fill(con: duckdb.DuckDBPyConnection, folder: Path) -> dict[str, Any]:
     return manifest
 
 
-def read(snapshot_dir: Path = SNAPSHOT_DIR) -> dict[str, list[Record]]:
-    """Every table's records, after checking every file against the manifest.
-
-    Raises a TrackerError naming the file (and line) at the first problem, before anything lands.
-    """
+def manifest(snapshot_dir: Path = SNAPSHOT_DIR) -> dict[str, dict[str, Any]]:
+    """The manifest's entry of each table, after checking every file against it: a missing or
+    altered file stops here, before anything lands."""
     manifest_path = snapshot_dir / MANIFEST
     if not manifest_path.exists():
         raise TrackerError(
@@ -125,7 +130,20 @@ def read(snapshot_dir: Path = SNAPSHOT_DIR) -> dict[str, list[Record]]:
     for table, entry in tables.items():
         path = snapshot_dir / entry["file"]
         verify_file(path, entry["sha256"], f"snapshot file {path} (raw.{table})", restore)
-    return {t: _read_file(snapshot_dir / e["file"], e["records"]) for t, e in tables.items()}
+    return tables
+
+
+def read(snapshot_dir: Path = SNAPSHOT_DIR) -> dict[str, Iterator[Record]]:
+    """Every table's records, streamed, after checking every file against the manifest.
+
+    A file whose checksum matches but does not parse (a manifest made from a broken file) stops
+    when its table is read, naming the file and line. Records stream so that a landing holds one
+    chunk of payloads in memory, not the whole snapshot (the option sets alone are 67 MB of JSON).
+    """
+    return {
+        t: _read_file(snapshot_dir / e["file"], e["records"])
+        for t, e in manifest(snapshot_dir).items()
+    }
 
 
 def _check_entry(table: str, entry: Any) -> None:
@@ -146,37 +164,35 @@ def _check_entry(table: str, entry: Any) -> None:
             raise TrackerError(f"the entry of {table} has an unexpected {field} {entry[field]!r}")
 
 
-def _read_file(path: Path, expected: int) -> list[Record]:
-    records, line_no = [], 0
+def _read_file(path: Path, expected: int) -> Iterator[Record]:
+    line_no = 0
     try:
         with gzip.open(path, "rt", encoding="utf-8") as handle:
             for line_no, line in enumerate(handle, start=1):  # noqa: B007 (named on failure)
                 item = json.loads(line)
-                records.append(
-                    Record(
-                        key=item["record_key"],
-                        payload=item["payload"],
-                        origin=item["origin"],
-                        ingester_version=item["ingester_version"],
-                        fetched_at=datetime.fromisoformat(item["fetched_at"]),
-                    )
+                yield Record(
+                    key=item["record_key"],
+                    payload=item["payload"],
+                    origin=item["origin"],
+                    ingester_version=item["ingester_version"],
+                    fetched_at=datetime.fromisoformat(item["fetched_at"]),
                 )
     except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError, KeyError) as exc:
         raise TrackerError(
             f"snapshot file {path} cannot be read near line {line_no or 1}: {exc}"
         ) from None
-    if len(records) != expected:
+    if line_no != expected:
         raise TrackerError(
-            f"snapshot file {path} holds {len(records)} records, the manifest says {expected}"
+            f"snapshot file {path} holds {line_no} records, the manifest says {expected}"
         )
-    return records
 
 
 def load(con: duckdb.DuckDBPyConnection, snapshot_dir: Path = SNAPSHOT_DIR) -> dict[str, Counts]:
     """Land the snapshot (idempotently) and return what each raw table gained; stop, naming the
     table, when it lacks one the dbt sources read or when validation held records back."""
-    tables = read(snapshot_dir)
+    tables = manifest(snapshot_dir)
     ensure_all_raw_tables(con)
+    LOADED.ensure(con)
     absent = [
         t
         for t in dbt_raw_tables()
@@ -190,9 +206,16 @@ def load(con: duckdb.DuckDBPyConnection, snapshot_dir: Path = SNAPSHOT_DIR) -> d
         )
     results = {}
     with ingest_run(con, "snapshot", f"snapshot load {snapshot_dir.name}") as run:
-        for table, records in sorted(tables.items()):
+        for table, entry in sorted(tables.items()):
+            loaded = LOADED.get(con, raw_table=table)
+            if loaded and loaded["sha256"] == entry["sha256"]:
+                results[table] = Counts(unchanged=entry["records"])
+                continue
             source, _, entity = table.partition("__")
+            records = _read_file(snapshot_dir / entry["file"], entry["records"])
             results[table] = land_batch(con, run, source, entity, records)
+            if not results[table].quarantined:
+                LOADED.put(con, {"raw_table": table}, sha256=entry["sha256"])
     held = {t: c.quarantined for t, c in results.items() if c.quarantined}
     if held:
         raise TrackerError(

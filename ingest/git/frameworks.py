@@ -6,18 +6,19 @@ lands commits last, so a run that dies part-way is simply repeated by the next o
 """
 
 import json
+import logging
 import os
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from multiprocessing import get_context
+from multiprocessing.queues import Queue
 from pathlib import Path
 
 import duckdb
 import git
 
-from ingest import processes
+from ingest import processes, progress
 from ingest.errors import TrackerError
 from ingest.git.history import (
     INGESTER_VERSION,
@@ -29,14 +30,11 @@ from ingest.git.history import (
     open_repository,
 )
 from ingest.git.history import resolve_branch as branch_ref
-from ingest.landing.raw import (
-    Record,
-    ensure_all_raw_tables,
-    ingest_run,
-    land_batch,
-    latest_payloads,
-)
+from ingest.landing.raw import Record, ensure_all_raw_tables, land_batch, latest_payloads
+from ingest.landing.runs import ingest_run
 from ingest.project import read_seed
+
+log = logging.getLogger(__name__)
 
 
 def frameworks() -> dict[str, dict[str, str]]:
@@ -78,10 +76,10 @@ def repository(framework: str, source: str, branch: str) -> git.Repo:
     target = cache_dir() / framework
     try:
         if target.exists():
-            print(f"{framework}: fetching {source}", file=sys.stderr)
+            log.info("%s: fetching %s", framework, source)
             git.Repo(target).remotes.origin.fetch(f"+refs/heads/{branch}:refs/heads/{branch}")
         else:
-            print(f"{framework}: cloning {source} into {target}", file=sys.stderr)
+            log.info("%s: cloning %s into %s", framework, source, target)
             git.Repo.clone_from(source, target, bare=True)
     except git.GitCommandError as exc:
         raise TrackerError(
@@ -102,9 +100,8 @@ def resume_state(con: duckdb.DuckDBPyConnection, repo: git.Repo, framework: str,
         return State(), None
     last = max(landed, key=lambda c: c["position"])
     if not repo.is_ancestor(last["sha"], ref):
-        print(
-            f"{framework}: {last['sha'][:12]} is no longer on main; walking the whole history",
-            file=sys.stderr,
+        log.warning(
+            "%s: %s is no longer on main; walking the whole history", framework, last["sha"][:12]
         )
         return State(), None
     listing = repo.git.ls_tree("-r", "-z", last["sha"])
@@ -157,8 +154,22 @@ def mine(plan: Plan) -> Mined:
         ) from None
 
 
-def land(con: duckdb.DuckDBPyConnection, plan: Plan, mined: Mined) -> dict:
-    """Land what the walk found; returns the figures for the run summary."""
+@dataclass
+class FrameworkSummary:
+    """What one framework's ingest walked and landed."""
+
+    framework: str
+    commits_walked: int
+    commits_touching_locations: int
+    citation_changes: int
+    definitions_at_the_snapshot: int
+    missing_blobs_skipped: int
+    seconds: float
+    run: str
+
+
+def land(con: duckdb.DuckDBPyConnection, plan: Plan, mined: Mined) -> FrameworkSummary:
+    """Land what the walk found."""
     framework, origin = plan.framework, frameworks()[plan.framework]["repository_url"]
 
     def records(items, key):
@@ -175,19 +186,19 @@ def land(con: duckdb.DuckDBPyConnection, plan: Plan, mined: Mined) -> dict:
         land_batch(con, run, "git", "citations", records(citations.values(), citation_key))
         land_batch(con, run, "git", "definitions", records(mined.definitions, sha_key))
         land_batch(con, run, "git", "commits", records(mined.commits, sha_key))  # cursor last
-    return {
-        "framework": framework,
-        "commits walked": len(mined.commits),
-        "commits touching locations": len(mined.option_sets),
-        "citation changes": len(citations),
-        "definitions at the snapshot": sum(len(d["definitions"]) for d in mined.definitions),
-        "missing blobs skipped": len(mined.missing_blobs),
-        "seconds": round(time.monotonic() - plan.started, 1),
-        "run": run.run_id,
-    }
+    return FrameworkSummary(
+        framework,
+        len(mined.commits),
+        len(mined.option_sets),
+        len(citations),
+        sum(len(d["definitions"]) for d in mined.definitions),
+        len(mined.missing_blobs),
+        round(time.monotonic() - plan.started, 1),
+        run.run_id,
+    )
 
 
-def ingest(con: duckdb.DuckDBPyConnection, framework: str, source: str | None) -> dict:
+def ingest(con: duckdb.DuckDBPyConnection, framework: str, source: str | None) -> FrameworkSummary:
     """Mine one framework and land what is new."""
     chosen = plan(con, framework, source)
     return land(con, chosen, mine(chosen))
@@ -195,11 +206,12 @@ def ingest(con: duckdb.DuckDBPyConnection, framework: str, source: str | None) -
 
 def ingest_all(
     con: duckdb.DuckDBPyConnection, sources: dict[str, str | None], jobs: int
-) -> Iterator[tuple[str, dict | TrackerError]]:
+) -> Iterator[tuple[str, FrameworkSummary | TrackerError]]:
     """Ingest several frameworks, walking up to ``jobs`` histories at once in worker processes
     (the walks are independent and CPU-bound); only this process writes the warehouse.
     Yields each framework's summary, or the error that stopped it (the others go on). However
-    this process ends, its workers end with it (ingest/processes.py)."""
+    this process ends, its workers end with it (ingest/processes.py); their progress is shown
+    here (ingest/progress.py)."""
     plans = {}
     for name, source in sources.items():
         try:
@@ -210,10 +222,20 @@ def ingest_all(
         for name, chosen in plans.items():
             yield name, _landed(con, chosen, _walk(chosen)[1])
         return
-    workers = min(jobs, len(plans))
-    with get_context("fork").Pool(workers, initializer=processes.start_worker) as pool:
+    workers, context = min(jobs, len(plans)), get_context("fork")
+    reports = context.Queue()
+    # the relay thread starts after the workers are forked: a fork copies no thread of ours
+    with (
+        context.Pool(workers, initializer=_start_worker, initargs=(reports,)) as pool,
+        progress.relayed(reports),
+    ):
         for name, walked in pool.imap_unordered(_walk, plans.values()):
             yield name, _landed(con, plans[name], walked)
+
+
+def _start_worker(reports: Queue) -> None:
+    processes.start_worker()
+    progress.forwarding(reports)
 
 
 def _walk(chosen: Plan) -> tuple[str, Mined | TrackerError]:
@@ -224,7 +246,9 @@ def _walk(chosen: Plan) -> tuple[str, Mined | TrackerError]:
         return chosen.framework, exc
 
 
-def _landed(con, chosen: Plan, walked: Mined | TrackerError) -> dict | TrackerError:
+def _landed(
+    con: duckdb.DuckDBPyConnection, chosen: Plan, walked: Mined | TrackerError
+) -> FrameworkSummary | TrackerError:
     if isinstance(walked, TrackerError):
         return walked
     try:

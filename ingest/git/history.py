@@ -20,7 +20,6 @@ From that walk come three raw entities:
 import fnmatch
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -28,7 +27,7 @@ from pathlib import Path
 
 import git
 
-from ingest import __version__
+from ingest import __version__, progress
 from ingest.errors import TrackerError
 from ingest.git import definitions, extractors
 
@@ -245,7 +244,7 @@ class Miner:
         self.sizes = blob_sizes(self.repo, blobs)
         for done, commit in enumerate(commits, start=1):
             self.commit(commit, state)
-            progress(self.framework, done, len(commits))
+            progress.update(self.framework, done, len(commits), "commits walked")
         head = commits[-1].sha if commits else after
         if head and self.sources:
             self.mined.definitions.append(self.definitions(head, state))
@@ -466,12 +465,6 @@ def _recipe(loc: Location, path: str) -> dict[str, str] | None:
 @cache
 def _regex(pattern: str) -> re.Pattern:
     return re.compile(pattern)
-
-
-def progress(framework: str, done: int, total: int) -> None:
-    """One line per 500 commits: several frameworks may be walked at once into one terminal."""
-    if done == total or done % 500 == 0:
-        print(f"{framework}: {done}/{total} commits walked", file=sys.stderr, flush=True)
 
 
 def is_text_path(path: str) -> bool:

@@ -3,8 +3,8 @@
 Each source hands over an iterator of ``Record``s; this module wraps them in an envelope (key,
 payload, origin, fetched_at, content hash, ingester version, run id — Perceval's item envelope),
 validates each batch with its Great Expectations suite, and writes it to ``raw.<source>__<entity>``
-in one transaction. Records that fail go to ``meta.review_queue`` instead; every run is logged
-in ``meta.runs``.
+in one transaction. Records that fail go to the review queue instead (review.py); every run is
+logged in the run log (runs.py).
 
 Versions: re-landing identical content adds nothing; changed content adds a new version and
 keeps the old. The *latest* version of a key is the one fetched last (ties: landed last), so
@@ -13,22 +13,19 @@ re-landing an old snapshot after a live fetch never hides the newer record.
 
 import hashlib
 import json
-import logging
-import uuid
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from itertools import islice
+from datetime import datetime
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
 from ingest import sql
-from ingest.landing import validation
-
-log = logging.getLogger(__name__)
+from ingest.arxiv import state as arxiv_state
+from ingest.landing import review, runs, validation
+from ingest.landing.runs import Counts, Run, utc_now
 
 RAW_COLUMNS = (
     "record_key",
@@ -54,42 +51,20 @@ class Record:
     fetched_at: datetime | None = None
 
 
-@dataclass
-class Counts:
-    landed: int = 0
-    changed: int = 0
-    unchanged: int = 0
-    quarantined: int = 0
-
-    def add(self, other: "Counts") -> None:
-        for name in vars(self):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
-    def __str__(self) -> str:
-        return (
-            f"{self.landed} new, {self.changed} changed, {self.unchanged} unchanged, "
-            f"{self.quarantined} held back for review"
-        )
-
-
-@dataclass
-class Run:
-    run_id: str
-    source: str
-    counts: Counts = field(default_factory=Counts)
-    notes: list[str] = field(default_factory=list)
-
-
-def batched(items: Iterable[Any], size: int) -> Iterator[tuple[Any, ...]]:
-    """Python 3.11 lacks itertools.batched."""
-    it = iter(items)
-    while chunk := tuple(islice(it, size)):
+def chunks(rows: Iterable[dict[str, Any]], size: int, max_bytes: int) -> Iterator[list[dict]]:
+    """Envelope rows in chunks of at most ``size`` rows and about ``max_bytes`` of payload text:
+    a chunk's parsed payloads are what a landing holds in memory, and each chunk is one
+    validation call (a fixed cost), so small records go in large chunks and large ones in small."""
+    chunk: list[dict[str, Any]] = []
+    held = 0
+    for row in rows:
+        chunk.append(row)
+        held += len(row["text"])
+        if len(chunk) >= size or held >= max_bytes:
+            yield chunk
+            chunk, held = [], 0
+    if chunk:
         yield chunk
-
-
-def utc_now() -> datetime:
-    """Naive UTC timestamp: the warehouse stores every time as UTC ``TIMESTAMP``."""
-    return datetime.now(UTC).replace(tzinfo=None)
 
 
 def canonical_json(payload: Mapping[str, Any]) -> str:
@@ -98,69 +73,11 @@ def canonical_json(payload: Mapping[str, Any]) -> str:
 
 
 def ensure_meta(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the ``raw`` schema, the run log, the review queue and the ingesters' progress."""
+    """Create the ``raw`` schema and the tables every source shares: the run log and the review
+    queue. A source's own progress is its state table (state.py), which the source creates."""
     con.execute("create schema if not exists raw")
-    con.execute("create schema if not exists meta")
-    con.execute(
-        """
-        create table if not exists meta.runs (
-            run_id varchar primary key,
-            source varchar not null,
-            command varchar,
-            started_at timestamp not null,
-            ended_at timestamp,
-            status varchar not null,  -- running, succeeded, failed, interrupted
-            landed integer default 0,
-            changed integer default 0,
-            unchanged integer default 0,
-            quarantined integer default 0,
-            error varchar,
-            notes varchar  -- what happened besides the counts (e.g. a thread deleted upstream)
-        )"""
-    )
-    con.execute("alter table meta.runs add column if not exists notes varchar")
-    con.execute(
-        """
-        create table if not exists meta.review_queue (
-            raw_table varchar not null,
-            record_key varchar,
-            failed_expectation varchar not null,
-            detail varchar not null,
-            payload varchar,
-            payload_sha256 varchar not null,
-            first_run_id varchar not null,
-            last_run_id varchar not null,
-            times_seen integer not null,
-            queued_at timestamp not null,
-            primary key (raw_table, payload_sha256, failed_expectation)
-        )"""
-    )
-    # how far each arXiv window was fetched: the pool is complete only where every window is
-    con.execute(
-        """
-        create table if not exists meta.arxiv_windows (
-            window_from date not null,
-            window_to date not null,
-            categories varchar not null,
-            total integer,
-            next_start integer not null default 0,
-            complete boolean not null default false,
-            resumption_token varchar,  -- OAI-PMH: where an interrupted harvest continues
-            updated_at timestamp not null default current_timestamp,
-            primary key (window_from, window_to, categories)
-        )"""
-    )
-    # GitHub: the ETag and next link of each listing page asked, and where each GraphQL
-    # listing stopped
-    con.execute(
-        "create table if not exists meta.github_etags (url varchar primary key, "
-        "etag varchar not null, fetched_at timestamp not null, next_url varchar)"
-    )
-    con.execute("alter table meta.github_etags add column if not exists next_url varchar")
-    con.execute(
-        "create table if not exists meta.github_cursors (framework varchar, resource varchar, "
-        "cursor varchar, updated_at timestamp, primary key (framework, resource))"
-    )
+    runs.ensure(con)
+    review.ensure(con)
 
 
 def ensure_raw_table(con: duckdb.DuckDBPyConnection, table: str) -> None:
@@ -182,51 +99,12 @@ def ensure_raw_table(con: duckdb.DuckDBPyConnection, table: str) -> None:
 
 
 def ensure_all_raw_tables(con: duckdb.DuckDBPyConnection) -> None:
-    """Every raw table with a suite exists, so dbt's sources resolve even before any landing."""
+    """Every table dbt's sources read exists, so they resolve even before any landing: each raw
+    table with a suite, and the arXiv windows the pool's completeness is judged by."""
     ensure_meta(con)
     for table in validation.suite_names():
         ensure_raw_table(con, table)
-
-
-@contextmanager
-def ingest_run(con: duckdb.DuckDBPyConnection, source: str, command: str = "") -> Iterator[Run]:
-    """Log a run in ``meta.runs``: 'running' at once, then how it ended and what it landed."""
-    ensure_meta(con)
-    run = Run(f"{utc_now():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}", source)
-    con.execute(
-        "insert into meta.runs (run_id, source, command, started_at, status) "
-        "values (?, ?, ?, ?, 'running')",
-        [run.run_id, source, command, utc_now()],
-    )
-    status, error = "succeeded", None
-    try:
-        yield run
-    except KeyboardInterrupt:
-        status, error = "interrupted", "interrupted by the user"
-        raise
-    except BaseException as exc:
-        status, error = "failed", f"{type(exc).__name__}: {exc}"
-        raise
-    finally:
-        c = run.counts
-        try:
-            con.execute(
-                "update meta.runs set ended_at = ?, status = ?, error = ?, landed = ?, "
-                "changed = ?, unchanged = ?, quarantined = ?, notes = ? where run_id = ?",
-                [
-                    utc_now(),
-                    status,
-                    error,
-                    c.landed,
-                    c.changed,
-                    c.unchanged,
-                    c.quarantined,
-                    "; ".join(run.notes) or None,
-                    run.run_id,
-                ],
-            )
-        except duckdb.Error as exc:  # e.g. the disk is full: the run's own error matters more
-            log.error("run %s could not be logged as %s: %s", run.run_id, status, exc)
+    arxiv_state.ensure(con)
 
 
 def land_batch(
@@ -236,6 +114,7 @@ def land_batch(
     entity: str,
     records: Iterable[Record],
     chunk_size: int = 20_000,
+    chunk_bytes: int = 16_000_000,
 ) -> Counts:
     """Validate and land one batch into ``raw.<source>__<entity>`` in a single transaction.
 
@@ -249,7 +128,7 @@ def land_batch(
     counts = Counts()
     con.begin()
     try:
-        for chunk in batched(records, chunk_size):
+        for chunk in chunks(map(_envelope, records), chunk_size, chunk_bytes):
             counts.add(_land_chunk(con, run, source, table, chunk))
         con.commit()
     except BaseException:
@@ -284,17 +163,26 @@ def _envelope(record: Record) -> dict[str, Any]:
 
 
 def _land_chunk(
-    con: duckdb.DuckDBPyConnection, run: Run, source: str, table: str, chunk: tuple[Record, ...]
+    con: duckdb.DuckDBPyConnection, run: Run, source: str, table: str, rows: list[dict[str, Any]]
 ) -> Counts:
-    rows = [_envelope(r) for r in chunk]
-    failures = validation.validate(table, rows)
-    failed_rows = {f.row for f in failures}
-    _queue_for_review(con, run, table, rows, failures)
-
-    good = [r for i, r in enumerate(rows) if i not in failed_rows]
-    history = _existing_versions(con, table, sorted({r["key"] for r in good}))
-    counts = Counts(quarantined=len(failed_rows))
     now = utc_now()
+    history = _existing_versions(
+        con, table, sorted({r["key"] for r in rows if isinstance(r["key"], str)})
+    )
+
+    def held(row: dict[str, Any]) -> bool:
+        key = history.get(row["key"]) if isinstance(row["key"], str) else None
+        return key is not None and key.holds(row["sha"], row["record"].fetched_at or now)
+
+    # what the warehouse already holds passed validation when it landed: a re-land (a second
+    # build from the same snapshot) validates only what is new
+    fresh = [r for r in rows if not held(r)]
+    failures = validation.validate(table, fresh)
+    failed_rows = {f.row for f in failures}
+    review.hold(con, run.run_id, table, fresh, failures)
+
+    good = [r for i, r in enumerate(fresh) if i not in failed_rows]
+    counts = Counts(quarantined=len(failed_rows), unchanged=len(rows) - len(fresh))
     out: dict[str, list] = {c: [] for c in RAW_COLUMNS}
     for row in good:
         rec: Record = row["record"]
@@ -368,39 +256,6 @@ def _existing_versions(
     return history
 
 
-def _queue_for_review(
-    con: duckdb.DuckDBPyConnection,
-    run: Run,
-    table: str,
-    rows: list[dict[str, Any]],
-    failures: list[validation.Failure],
-) -> None:
-    """Hold failing records for a person; the same record failing again is counted, not copied."""
-    now = utc_now()
-    for f in failures:
-        row = rows[f.row]
-        con.execute(
-            """
-            insert into meta.review_queue values (?, ?, ?, ?, ?, ?, ?, ?, 1, ?)
-            on conflict (raw_table, payload_sha256, failed_expectation) do update set
-                last_run_id = excluded.last_run_id,
-                times_seen = meta.review_queue.times_seen + 1,
-                detail = excluded.detail
-            """,
-            [
-                table,
-                row["key"],
-                f.expectation,
-                f.detail,
-                row["text"],
-                row["sha"],
-                run.run_id,
-                run.run_id,
-                now,
-            ],
-        )
-
-
 def latest_payloads(
     con: duckdb.DuckDBPyConnection, table: str, where: str = "", params: list | None = None
 ) -> list[tuple[str, str]]:
@@ -410,13 +265,4 @@ def latest_payloads(
         "(partition by record_key order by fetched_at desc, record_version desc) = 1 "
         "order by record_key",
         params or [],
-    ).fetchall()
-
-
-def held_back(con: duckdb.DuckDBPyConnection, run_id: str) -> list[tuple]:
-    """The records a run held back: (raw table, key, failed expectation, detail)."""
-    return con.execute(
-        "select raw_table, record_key, failed_expectation, detail from meta.review_queue "
-        "where last_run_id = ? order by raw_table, record_key, failed_expectation",
-        [run_id],
     ).fetchall()

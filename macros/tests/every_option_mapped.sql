@@ -1,15 +1,16 @@
-{#- The unmapped gate (SPEC §4): every option detected in a framework's history must be
-    mapped in the option-name map, to a catalog method or to `not_a_method`. A detected
-    option without a mapping stops `dbt build` with an error that names each such option
-    (framework, field, value), so a person can add the rows to seeds/option_names.csv. -#}
+{#- The unmapped gate (docs/definitions.md#options-events-and-landings): every option detected in a
+    framework's history must be mapped in the option-name map, to a catalog method or to
+    `not_a_method`. A detected option without a mapping stops `dbt build` with an error that names
+    each such option (framework, field, value), so a person can add the rows to
+    seeds/option_names.csv. -#}
 {% test every_option_mapped(model, option_map) %}
     {% set unmapped %}
         select distinct o.framework, o.option_field, o.option_value
         from {{ model }} as o
         left join {{ option_map }} as m
             on o.framework = m.framework
-            and o.option_field = m.field
-            and o.option_value = coalesce(m.value, '')
+            and o.option_field = m.option_field
+            and o.option_value = m.option_value
         where m.method_id is null
         order by all
     {% endset %}

@@ -11,7 +11,7 @@ with landing_commits as (
 ),
 
 -- one merge per pull request (a reverted and re-merged one keeps its first)
-merges as (
+merge_events as (
 
     select framework, thread_number, commit_sha, actor_login
     from {{ ref('stg_github__events') }}
@@ -31,7 +31,7 @@ found as (
             when c.pr_number is not null then 'commit_subject'
         end as found_by
     from landing_commits as l
-    left join merges as m on l.framework = m.framework and l.commit_sha = m.commit_sha
+    left join merge_events as m on l.framework = m.framework and l.commit_sha = m.commit_sha
     left join {{ ref('stg_git__commits') }} as c
         on l.framework = c.framework and l.commit_sha = c.commit_sha
 
@@ -42,7 +42,7 @@ select
     f.commit_sha,
     f.pull_request_number,
     f.found_by,
-    rtrim(r.repository_url, '/') || '/pull/' || f.pull_request_number as pull_request_url,
+    r.repository_url || '/pull/' || f.pull_request_number as pull_request_url,
     t.author_login as pull_request_author,
     t.created_at as pull_request_created_at,
     merger.actor_login as merged_by_login,
@@ -51,9 +51,9 @@ select
             then {{ is_prior_merger('f.framework', 't.author_login', 't.created_at') }}
     end as author_is_prior_merger
 from found as f
-inner join {{ ref('framework_repositories') }} as r on f.framework = r.framework
+inner join {{ ref('stg_seeds__framework_repositories') }} as r on f.framework = r.framework
 left join {{ ref('stg_github__threads') }} as t
     on f.framework = t.framework and f.pull_request_number = t.thread_number
-left join merges as merger
+left join merge_events as merger
     on f.framework = merger.framework and f.pull_request_number = merger.thread_number
 where f.pull_request_number is not null

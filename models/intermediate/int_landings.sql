@@ -1,8 +1,9 @@
--- First landing of each method in each framework (SPEC §4): the first main-branch commit where
--- one of its options exists, or, for a method implemented without an option, the first commit
--- citing it where it is implemented (citation_inclusions). The date is an upper bound when that
--- commit is the root, a bulk import or a rename of the location. A method none of whose options
--- exists at the last option set has a removal: the last removal of one of its options.
+-- First landing of each method in each framework (docs/definitions.md#options-events-and-landings):
+-- the first main-branch commit where one of its options exists, or, for a method implemented
+-- without an option, the first commit citing it where it is implemented (citation_inclusions). The
+-- date is an upper bound when that commit is the root, a bulk import or a rename of the location. A
+-- method none of whose options exists at the last option set has a removal: the last removal of one
+-- of its options.
 
 with commits as (
 
@@ -12,8 +13,8 @@ with commits as (
 
 option_names as (
 
-    select framework, field, coalesce(value, '') as value, method_id, tier, condition
-    from {{ ref('option_names') }}
+    select framework, option_field, option_value, method_id, tier, condition
+    from {{ ref('stg_seeds__option_names') }}
     where method_id <> 'not_a_method'
 
 ),
@@ -39,14 +40,14 @@ observed as (
             order by
                 {{ tier_rank('m.tier') }}, o.extractor = 'behaviour',
                 coalesce(o.is_default, false) desc, o.option_field, o.option_value,
-                {{ declaration_rank('o.extractor') }}, o.path
+                {{ declaration_rank('o.extractor') }}, o.path, o.extractor
         ) as strength
     from {{ ref('stg_git__option_observations') }} as o
     inner join option_names as m
         on
             o.framework = m.framework
-            and o.option_field = m.field
-            and o.option_value = m.value
+            and o.option_field = m.option_field
+            and o.option_value = m.option_value
 
 ),
 
@@ -142,7 +143,7 @@ citation_landings as (
             when not bool_or(c.removed_sha is null) then arg_max(c.removed_sha, c.removed_at)
         end as removed_sha,
         'citation_audit' as found_by
-    from {{ ref('citation_inclusions') }} as i
+    from {{ ref('stg_seeds__citation_inclusions') }} as i
     inner join {{ ref('stg_git__citations') }} as c
         on i.framework = c.framework and i.arxiv_id = c.arxiv_id and i.path = c.path
     group by i.method_id, i.framework

@@ -1,7 +1,8 @@
--- Events from consecutive option sets per framework (SPEC §4): an option (field, value) is
--- `added` where it first appears or reappears, `removed` where it goes, and a field's default is
--- `default_changed` where it differs from the previous set's (a field that had no default and
--- gains one has not changed its default: its default just became readable).
+-- Events from consecutive option sets per framework
+-- (docs/definitions.md#options-events-and-landings): an option (field, value) is `added` where it
+-- first appears or reappears, `removed` where it goes, and a field's default is `default_changed`
+-- where it differs from the previous set's (a field that had no default and gains one has not
+-- changed its default: its default just became readable).
 
 with option_sets as (
 
@@ -88,12 +89,27 @@ default_changes as (
 events as (
 
     select *, 'added' as event_type, null as old_default, null as new_default
-    from (select * from now_options except select * from before_options)
+    from (
+        select * from now_options
+        except
+        select * from before_options
+    ) as appeared
     union all
-    select *, 'removed', null, null
-    from (select * from before_options except select * from now_options)
+    select *, 'removed' as event_type, null as old_default, null as new_default
+    from (
+        select * from before_options
+        except
+        select * from now_options
+    ) as went
     union all
-    select framework, commit_sha, option_field, null, 'default_changed', old_default, new_default
+    select
+        framework,
+        commit_sha,
+        option_field,
+        null as option_value,
+        'default_changed' as event_type,
+        old_default,
+        new_default
     from default_changes
 
 )

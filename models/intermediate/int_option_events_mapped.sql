@@ -1,8 +1,8 @@
--- Option events with the method each option turns on (the option-name map, SPEC §4). Every
--- detected option is mapped (the unmapped gate stops the build otherwise); plumbing maps to
--- `not_a_method` and stays here so the record is complete. A default change concerns a field:
--- it belongs to the methods of the field's old and new default values, or of the field itself
--- when it has no declared values (a switch or coefficient).
+-- Option events with the method each option turns on (the option-name map,
+-- docs/definitions.md#options-events-and-landings). Every detected option is mapped (the unmapped
+-- gate stops the build otherwise); plumbing maps to `not_a_method` and stays here so the record is
+-- complete. A default change concerns a field: it belongs to the methods of the field's old and new
+-- default values, or of the field itself when it has no declared values (a switch or coefficient).
 
 with events as (
 
@@ -10,26 +10,19 @@ with events as (
 
 ),
 
-option_names as (
-
-    select framework, field, coalesce(value, '') as value, method_id, tier, condition
-    from {{ ref('option_names') }}
-
-),
-
 mapped as (
 
     select e.*, m.method_id, m.tier, m.condition
     from events as e
-    inner join option_names as m
+    inner join {{ ref('stg_seeds__option_names') }} as m
         on
             e.framework = m.framework
-            and e.option_field = m.field
+            and e.option_field = m.option_field
             and (
-                (e.event_type <> 'default_changed' and e.option_value = m.value)
+                (e.event_type <> 'default_changed' and e.option_value = m.option_value)
                 or (
                     e.event_type = 'default_changed'
-                    and m.value in ('', e.old_default, e.new_default)
+                    and m.option_value in ('', e.old_default, e.new_default)
                 )
             )
 

@@ -1,6 +1,6 @@
--- The pool (SPEC §5): papers first submitted in the window, in the pool's categories, and
--- whether their title or abstract mentions both language models and reinforcement learning
--- (the patterns are the screen_terms seed).
+-- The pool (docs/definitions.md#the-pool-and-cohorts): papers first submitted in the window, in the
+-- pool's categories, and whether their title or abstract mentions both language models and
+-- reinforcement learning (the patterns are the screen_terms seed).
 
 with papers as (
 
@@ -16,7 +16,7 @@ abstracts as (
 
 terms as (
 
-    select * from {{ ref('screen_terms') }}
+    select * from {{ ref('stg_seeds__screen_terms') }}
 
 ),
 
@@ -48,11 +48,11 @@ flagged as (
         primary_category,
         categories,
         has_abstract,
-        exists (
+        exists(
             select 1 from terms as t
             where t.term_group = 'language_model' and regexp_matches(screened_text, t.pattern, 'i')
         ) as mentions_language_models,
-        exists (
+        exists(
             select 1 from terms as t
             where
                 t.term_group = 'reinforcement_learning'

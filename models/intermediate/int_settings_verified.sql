@@ -18,7 +18,7 @@ with landings as (
 
 frameworks as (
 
-    select framework, option_syntax from {{ ref('framework_repositories') }}
+    select framework, option_syntax from {{ ref('stg_seeds__framework_repositories') }}
 
 ),
 
@@ -47,7 +47,7 @@ requirements as (
         r.option_field,
         r.setting,
         r.reason
-    from {{ ref('option_requirements') }} as r
+    from {{ ref('stg_seeds__option_requirements') }} as r
 
 ),
 
@@ -72,13 +72,13 @@ settings as (
         r.framework,
         r.setting_order,
         r.option_field,
-        null,
-        null,
-        'requirement',
-        null,
-        null,
+        null as option_value,
+        null as field_default,
+        'requirement' as extractor,
+        null as seed_tier,
+        null as implementing_path,
         l.present_at_snapshot,
-        r.setting
+        r.setting as required_setting
     from requirements as r
     inner join landings as l on r.method_id = l.method_id and r.framework = l.framework
 
@@ -112,7 +112,7 @@ lookups as (
             when 'setting' then definition_kind when 'function' then 'function'
         end as lookup_kind,
         case setting_kind
-            when 'setting' then regexp_replace(option_field, '<[^>]*>', '<key>', 'g')
+            when 'setting' then {{ lookup_key('option_field') }}
             when 'function' then option_value
         end as lookup_key
     from classified
@@ -191,22 +191,25 @@ tiered as (
             else base.tier
         end as tier
     from disabling as d
-    cross join lateral (
-        select case
-            when d.seed_tier = 'default' and d.setting_kind = 'setting'
-                and d.option_value is null and d.default_disables
-                then 'switch'
-            when
-                d.seed_tier in ('default', 'selectable') and d.option_value is not null
-                and d.known_default is not null
-                then case
-                    when list_contains(string_split(d.known_default, ' | '), d.option_value)
-                        then 'default'
-                    else 'selectable'
-                end
-            else d.seed_tier
-        end as tier
-    ) as base
+    -- each row's base tier, named once for the case above
+    cross join
+        lateral (  -- noqa: ST05
+            select case
+                when
+                    d.seed_tier = 'default' and d.setting_kind = 'setting'
+                    and d.option_value is null and d.default_disables
+                    then 'switch'
+                when
+                    d.seed_tier in ('default', 'selectable') and d.option_value is not null
+                    and d.known_default is not null
+                    then case
+                        when list_contains(string_split(d.known_default, ' | '), d.option_value)
+                            then 'default'
+                        else 'selectable'
+                    end
+                else d.seed_tier
+            end as tier
+        ) as base
     left join requirements_off as r on d.method_id = r.method_id and d.framework = r.framework
 
 ),
@@ -256,19 +259,22 @@ checked as (
             when not v.present_at_snapshot then 'not present at the snapshot'
             when v.setting_kind in ('path', 'behaviour') then null
             when s.snapshot_sha is null
-                then 'raw.git__definitions has nothing for ' || v.framework
-                || ': run `tracker ingest frameworks` again (it reads them at the last commit)'
+                then
+                    'raw.git__definitions has nothing for ' || v.framework
+                    || ': run `tracker ingest frameworks` again (it reads them at the last commit)'
             when v.declared_path is null
-                then 'no '
-                || case
-                    when v.setting_kind = 'function' then 'function ' || v.option_value
-                    else v.definition_kind || ' ' || v.option_field
-                end
-                || ' is declared at ' || left(s.snapshot_sha, 12)
+                then
+                    'no '
+                    || case
+                        when v.setting_kind = 'function' then 'function ' || v.option_value
+                        else v.definition_kind || ' ' || v.option_field
+                    end
+                    || ' is declared at ' || left(s.snapshot_sha, 12)
             when v.setting like '<%' or v.setting_kind = 'function' then null
             when v.choices is not null and not list_contains(v.choices, v.setting)
                 then v.setting || ' is not one of ' || array_to_string(v.choices, ', ')
-            when v.value_type in ('bool', 'int', 'float')
+            when
+                v.value_type in ('bool', 'int', 'float')
                 and coalesce(
                     v.setting in ('true', 'false') and v.value_type = 'bool'
                     or try_cast(v.setting as double) is not null and v.value_type <> 'bool',
@@ -279,12 +285,22 @@ checked as (
     from valued as v
     left join snapshots as s on v.framework = s.framework
 
+),
+
+-- for a built-in behaviour, the declaration of the first further setting it needs
+first_required as (
+
+    select method_id, framework, arg_min(declared_path, setting_order) as first_required_path
+    from checked
+    where setting_order > 0 and declared_path is not null
+    group by method_id, framework
+
 )
 
 select
-    method_id || ':' || framework || ':' || setting_order as setting_id,
-    method_id,
-    framework,
+    c.method_id || ':' || c.framework || ':' || c.setting_order as setting_id,
+    c.method_id,
+    c.framework,
     setting_order,
     setting_kind,
     tier,
@@ -302,7 +318,7 @@ select
     -- behaviour, the declaration of the first setting it needs)
     case
         when present_at_snapshot
-            then coalesce(declared_path, first_required_path, implementing_path)
+            then coalesce(c.declared_path, f.first_required_path, c.implementing_path)
         else implementing_path
     end as implementation_path,
     implementing_path,
@@ -315,9 +331,4 @@ select
     case when setting_verified then snapshot_sha end as verified_against_commit,
     declared_path
 from checked as c
-left join (
-    select method_id, framework, arg_min(declared_path, setting_order) as first_required_path
-    from checked
-    where setting_order > 0 and declared_path is not null
-    group by method_id, framework
-) as first_required using (method_id, framework)
+left join first_required as f on c.method_id = f.method_id and c.framework = f.framework

@@ -1,7 +1,7 @@
--- Which threads cite which papers (SPEC §6), from the local thread texts: an arXiv link, a
--- bare arXiv id of a paper the warehouse knows, or a paper's full title (normalised); a method
--- named without any of these is the weaker `name_only`, kept apart. One row per thread and
--- paper, with its strongest kind of match.
+-- Which threads cite which papers (docs/definitions.md#the-public-record), from the local thread
+-- texts: an arXiv link, a bare arXiv id of a paper the warehouse knows, or a paper's full title
+-- (normalised); a method named without any of these is the weaker `name_only`, kept apart. One row
+-- per thread and paper, with its strongest kind of match.
 
 with texts as (
 
@@ -27,18 +27,21 @@ method_names as (
     select distinct
         source_arxiv_id as arxiv_id,
         regexp_extract(name, '^([A-Za-z0-9+*.-]+)', 1) as short_name
-    from {{ ref('method_catalog') }}
+    from {{ ref('stg_seeds__method_catalog') }}
     where source_arxiv_id is not null
 
 ),
 
 links as (
 
-    select t.framework, t.thread_number, unnest(
-        regexp_extract_all(
-            t.thread_text, 'arxiv\.org/(?:abs|pdf|html)/(\d{4}\.\d{4,5})', 1
-        )
-    ) as arxiv_id, 1 as strength, 'arxiv_link' as match_kind
+    select
+        t.framework,
+        t.thread_number,
+        unnest(
+            regexp_extract_all(t.thread_text, 'arxiv\.org/(?:abs|pdf|html)/(\d{4}\.\d{4,5})', 1)
+        ) as arxiv_id,
+        1 as strength,
+        'arxiv_link' as match_kind
     from texts as t
 
 ),
@@ -47,9 +50,14 @@ ids as (
 
     select i.*
     from (
-        select t.framework, t.thread_number, unnest(
-            regexp_extract_all(t.thread_text, '(?:^|[^\d.])(\d{4}\.\d{4,5})(?:v\d+)?\b', 1)
-        ) as arxiv_id, 2 as strength, 'arxiv_id' as match_kind
+        select
+            t.framework,
+            t.thread_number,
+            unnest(
+                regexp_extract_all(t.thread_text, '(?:^|[^\d.])(\d{4}\.\d{4,5})(?:v\d+)?\b', 1)
+            ) as arxiv_id,
+            2 as strength,
+            'arxiv_id' as match_kind
         from texts as t
     ) as i
     inner join papers as p on i.arxiv_id = p.arxiv_id
@@ -77,7 +85,8 @@ names as (
             and regexp_full_match(m.short_name, '.*[A-Z].*[A-Z].*')
             and contains(t.thread_text, m.short_name)
             and regexp_matches(
-                t.thread_text, '(^|[^A-Za-z0-9])' || regexp_escape(m.short_name) || '($|[^A-Za-z0-9])'
+                t.thread_text,
+                '(^|[^A-Za-z0-9])' || regexp_escape(m.short_name) || '($|[^A-Za-z0-9])'
             )
 
 ),
@@ -85,9 +94,12 @@ names as (
 matches as (
 
     select * from links
-    union all select * from ids
-    union all select * from titles
-    union all select * from names
+    union all
+    select * from ids
+    union all
+    select * from titles
+    union all
+    select * from names
 
 )
 

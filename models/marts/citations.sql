@@ -9,14 +9,14 @@ with citations as (
 
 inclusions as (
 
-    select * from {{ ref('citation_inclusions') }}
+    select * from {{ ref('stg_seeds__citation_inclusions') }}
 
 ),
 
 catalog as (
 
     select source_arxiv_id, min(method_id) as method_id
-    from {{ ref('method_catalog') }}
+    from {{ ref('stg_seeds__method_catalog') }}
     where source_arxiv_id is not null
     group by source_arxiv_id
 

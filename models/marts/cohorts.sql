@@ -1,6 +1,7 @@
--- Quarterly cohorts of general methods (SPEC §5): how many there were, how many had 180 days of
--- exposure, how many of those a framework included within 180 days; and first landings counted
--- by the quarter they happened in. Only papers with a reviewed label count.
+-- Quarterly cohorts of general methods (docs/definitions.md#the-pool-and-cohorts): how many there
+-- were, how many had 180 days of exposure, how many of those a framework included within 180 days;
+-- and first landings counted by the quarter they happened in. Only papers with a reviewed label
+-- count.
 
 with general_methods as (
 
@@ -24,11 +25,11 @@ by_cohort as (
 by_landing as (
 
     select
-        year(first_landing_date) || 'Q' || quarter(first_landing_date) as quarter,
+        {{ quarter_label('first_landing_date') }} as quarter,
         count(*) as first_landings
     from general_methods
     where included
-    group by 1
+    group by quarter
 
 )
 

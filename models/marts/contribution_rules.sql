@@ -1,5 +1,5 @@
--- What each framework asks of a method proposal (SPEC §8): from its written contribution
--- rules at the commit given, with links to the files the facts were read from.
+-- What each framework asks of a method proposal (docs/definitions.md#curated-inputs): from its
+-- written contribution rules at the commit given, with links to the files the facts were read from.
 
 select
     c.framework,
@@ -11,9 +11,8 @@ select
     c.has_method_proposal_template,
     c.has_pull_request_template,
     list_transform(
-        list_filter(string_split(coalesce(c.rules_paths, ''), ';'), lambda p: trim(p) <> ''),
-        lambda p: rtrim(f.repository_url, '/') || '/blob/' || c.rules_commit || '/' || trim(p)
+        c.rules_paths, lambda p: f.repository_url || '/blob/' || c.rules_commit || '/' || p
     ) as rules_urls,
     c.rules_commit
-from {{ ref('framework_contribution_rules') }} as c
-inner join {{ ref('framework_repositories') }} as f on c.framework = f.framework
+from {{ ref('stg_seeds__framework_contribution_rules') }} as c
+inner join {{ ref('stg_seeds__framework_repositories') }} as f on c.framework = f.framework

@@ -1,8 +1,9 @@
--- Training failures users report in the frameworks' threads (SPEC §6): the failure catalog's
--- patterns screen the opening posts of issues and discussions opened since the screen's start
--- (var failure_screen_from); `failure_reviews` confirms, rejects or adds. Each report lists the
--- catalog methods that address its failure and the settings that turn them on in the same
--- framework today: what the user can try.
+-- Training failures users report in the frameworks' threads
+-- (docs/definitions.md#the-public-record): the failure catalog's patterns screen the opening posts
+-- of issues and discussions opened since the screen's start (var failure_screen_from);
+-- `failure_reviews` confirms, rejects or adds. Each report lists the catalog methods that address
+-- its failure and the settings that turn them on in the same framework today: what the user can
+-- try.
 
 with threads as (
 
@@ -17,7 +18,7 @@ screened as (
     from threads as t
     inner join {{ ref('stg_github__thread_texts') }} as x
         on t.framework = x.framework and t.thread_number = x.thread_number
-    inner join {{ ref('failure_catalog') }} as f
+    inner join {{ ref('stg_seeds__failure_catalog') }} as f
         on regexp_matches(x.opening_text, f.pattern, 'i')
     where t.created_at >= cast('{{ var("failure_screen_from") }}' as date)
 
@@ -32,7 +33,7 @@ reports as (
         case when s.framework is null then 'review' else 'screen' end as found_by,
         coalesce(r.is_failure_report, false) as is_confirmed
     from screened as s
-    full outer join {{ ref('failure_reviews') }} as r
+    full outer join {{ ref('stg_seeds__failure_reviews') }} as r
         on
             s.framework = r.framework
             and s.thread_number = r.thread_number
@@ -51,7 +52,7 @@ remedies as (
         list_sort(list_distinct(list(e.fragment) filter (where e.present_at_snapshot)))
             as settings_to_try
     from reports as r
-    inner join {{ ref('failure_methods') }} as m on r.failure_code = m.failure_code
+    inner join {{ ref('stg_seeds__failure_methods') }} as m on r.failure_code = m.failure_code
     left join {{ ref('option_equivalents') }} as e
         on m.method_id = e.method_id and r.framework = e.framework
     group by r.framework, r.thread_number, r.failure_code
@@ -73,7 +74,7 @@ select
     coalesce(m.settings_to_try, []) as settings_to_try
 from reports as r
 inner join threads as t on r.framework = t.framework and r.thread_number = t.thread_number
-inner join {{ ref('failure_catalog') }} as f on r.failure_code = f.failure_code
+inner join {{ ref('stg_seeds__failure_catalog') }} as f on r.failure_code = f.failure_code
 left join remedies as m
     on
         r.framework = m.framework

@@ -2,7 +2,7 @@
 
 with repositories as (
 
-    select * from {{ ref('framework_repositories') }}
+    select * from {{ ref('stg_seeds__framework_repositories') }}
 
 ),
 
@@ -20,7 +20,7 @@ commits as (
 
 options as (
 
-    select framework, count(distinct (option_field, option_value)) as options_detected
+    select framework, count(distinct [option_field, option_value]) as options_detected
     from {{ ref('stg_git__option_observations') }}
     group by framework
 

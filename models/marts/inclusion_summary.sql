@@ -1,6 +1,6 @@
--- The headline figures (SPEC §5, §10), one row. The pool counts as complete only when every day
--- of the window lies in an arXiv window fetched in full for all the pool's categories; an
--- incomplete pool is flagged, never reported as if complete.
+-- The headline figures (docs/definitions.md#the-pool-and-cohorts), one row. The pool counts as
+-- complete only when every day of the window lies in an arXiv window fetched in full for all the
+-- pool's categories; an incomplete pool is flagged, never reported as if complete.
 
 with papers as (
 

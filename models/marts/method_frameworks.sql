@@ -9,15 +9,15 @@ with landings as (
 
 ),
 
-catalog as (
+methods as (
 
-    select * from {{ ref('method_catalog') }}
+    select * from {{ ref('int_methods') }}
 
 ),
 
 papers as (
 
-    select arxiv_id, first_version_date, authors from {{ ref('stg_arxiv__papers') }}
+    select arxiv_id, authors from {{ ref('stg_arxiv__papers') }}
 
 ),
 
@@ -55,11 +55,7 @@ select
             {{ normalised_name('l.landing_author') }}
         )
     end as author_is_paper_author,
-    date_diff(
-        'day',
-        coalesce(p.first_version_date, c.first_public_date),
-        cast(l.first_landing_date as date)
-    ) as lag_days,
+    {{ lag_days('c.first_public_date', 'l.first_landing_date') }} as lag_days,
     lag_days < 0 as landed_before_first_public,
     pr.pull_request_number as landing_pull_request,
     pr.pull_request_url as landing_pull_request_url,
@@ -68,7 +64,7 @@ select
     l.found_by,
     l.condition
 from landings as l
-inner join catalog as c on l.method_id = c.method_id
+inner join methods as c on l.method_id = c.method_id
 left join papers as p on c.source_arxiv_id = p.arxiv_id
 inner join settings as s on l.method_id = s.method_id and l.framework = s.framework
 left join pull_requests as pr

@@ -4,13 +4,7 @@
 
 with catalog as (
 
-    select * from {{ ref('method_catalog') }}
-
-),
-
-papers as (
-
-    select arxiv_id, first_version_date from {{ ref('stg_arxiv__papers') }}
+    select * from {{ ref('int_methods') }}
 
 ),
 
@@ -39,7 +33,7 @@ dated as (
         c.family,
         c.origin,
         c.source_arxiv_id,
-        coalesce(p.first_version_date, c.first_public_date) as first_public_date,
+        c.first_public_date,
         coalesce(i.frameworks_count, 0) as frameworks_count,
         i.frameworks,
         coalesce(i.frameworks_at_snapshot, 0) as frameworks_at_snapshot,
@@ -48,15 +42,14 @@ dated as (
         i.lag_is_upper_bound,
         i.first_landing_after_public_date
     from catalog as c
-    left join papers as p on c.source_arxiv_id = p.arxiv_id
     left join included as i on c.method_id = i.method_id
 
 )
 
 select
     * exclude (first_landing_after_public_date),
-    date_diff('day', first_public_date, cast(first_landing_date as date)) as lag_days,
+    {{ quarter_label('first_landing_date') }} as first_landing_quarter,
+    {{ lag_days('first_public_date', 'first_landing_date') }} as lag_days,
     lag_days < 0 as landed_before_first_public,
-    date_diff('day', first_public_date, cast(first_landing_after_public_date as date))
-        as lag_days_after_public
+    {{ lag_days('first_public_date', 'first_landing_after_public_date') }} as lag_days_after_public
 from dated

@@ -1,11 +1,11 @@
--- Large open-weight model reports (SPEC §7) and the catalog methods each states: as the
--- method's source (the catalog's source paper is the report), by name, or as a variant under
--- another name; with how many frameworks include each method. A report with no stated method
--- has one row without a method.
+-- Large open-weight model reports (docs/definitions.md#model-reports) and the catalog methods each
+-- states: as the method's source (the catalog's source paper is the report), by name, or as a
+-- variant under another name; with how many frameworks include each method. A report with no stated
+-- method has one row without a method.
 
 with reports as (
 
-    select * from {{ ref('model_reports') }}
+    select * from {{ ref('stg_seeds__model_reports') }}
 
 ),
 
@@ -13,10 +13,10 @@ statements as (
 
     select r.arxiv_id, c.method_id, 'source' as statement, null::boolean as removes_kl
     from reports as r
-    inner join {{ ref('method_catalog') }} as c on r.arxiv_id = c.source_arxiv_id
+    inner join {{ ref('stg_seeds__method_catalog') }} as c on r.arxiv_id = c.source_arxiv_id
     union all
     select arxiv_id, method_id, statement, removes_kl
-    from {{ ref('model_report_statements') }}
+    from {{ ref('stg_seeds__model_report_statements') }}
 
 ),
 

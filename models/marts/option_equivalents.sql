@@ -16,7 +16,7 @@ landings as (
 
 unverifiable as (
 
-    select framework, method_id, reason from {{ ref('unverifiable_settings') }}
+    select framework, method_id, reason from {{ ref('stg_seeds__unverifiable_settings') }}
 
 ),
 
@@ -34,14 +34,16 @@ pieces as (
         end as container,
         case option_syntax
             when 'override' then option_field || '=' || setting
-            when 'yaml' then
-                case
-                    when contains(option_field, '[]')
-                        then split_part(option_field, '[].', 2) || ': ' || setting
-                    else option_field || ': ' || setting
-                end
-            when 'cli' then
-                case when is_bare_flag then option_field else option_field || ' ' || setting end
+            when 'yaml'
+                then
+                    case
+                        when contains(option_field, '[]')
+                            then split_part(option_field, '[].', 2) || ': ' || setting
+                        else option_field || ': ' || setting
+                    end
+            when 'cli'
+                then
+                    case when is_bare_flag then option_field else option_field || ' ' || setting end
             when 'python' then
                 split_part(option_field, '.', 2) || '='
                 || case
@@ -66,7 +68,8 @@ grouped as (
         min(setting_order) as setting_order,
         any_value(option_syntax) as option_syntax,
         case any_value(option_syntax)
-            when 'python' then container || '(' || string_agg(piece, ', ' order by setting_order) || ')'
+            when 'python'
+                then container || '(' || string_agg(piece, ', ' order by setting_order) || ')'
             else container || ': [{' || string_agg(piece, ', ' order by setting_order) || '}]'
         end as piece
     from pieces
@@ -92,7 +95,7 @@ fragments as (
         where container is null
         union all
         select method_id, framework, setting_order, piece, option_syntax from grouped
-    )
+    ) as all_pieces
     group by method_id, framework
 
 ),
@@ -104,7 +107,7 @@ checks as (
         framework,
         bool_and(setting_verified) as setting_verified,
         string_agg(verification_problem, '; ' order by setting_order)
-            filter (where present_at_snapshot) as verification_problem
+        filter (where present_at_snapshot) as verification_problem
     from settings
     group by method_id, framework
 
@@ -128,9 +131,11 @@ select
         f.fragment,
         case m.setting_kind
             when 'function' then 'see ' || m.implementing_path || ': ' || m.option_value
-            when 'behaviour' then 'built in'
-                || case when m.tier = 'default' then ' (on by default)' else '' end
-                || ': see ' || m.implementing_path
+            when 'behaviour'
+                then
+                    'built in'
+                    || case when m.tier = 'default' then ' (on by default)' else '' end
+                    || ': see ' || m.implementing_path
             else 'see ' || m.implementing_path
         end
     ) as fragment,

@@ -1,6 +1,7 @@
--- The pool (SPEC §5): every paper first submitted in the window in the pool's categories, with
--- whether it passed the screen, its reviewed label, its quarterly cohort, its exposure at the
--- snapshot date, and whether (and how fast) a framework included its method.
+-- The pool (docs/definitions.md#the-pool-and-cohorts): every paper first submitted in the window in
+-- the pool's categories, with whether it passed the screen, its reviewed label, its quarterly
+-- cohort, its exposure at the snapshot date, and whether (and how fast) a framework included its
+-- method.
 
 with screened as (
 
@@ -10,7 +11,7 @@ with screened as (
 
 labels as (
 
-    select * from {{ ref('paper_labels') }}
+    select * from {{ ref('stg_seeds__paper_labels') }}
 
 ),
 
@@ -22,7 +23,7 @@ landings as (
         min(f.first_landing_date) as first_landing_date,
         string_agg(distinct f.framework, ', ' order by f.framework) as frameworks,
         count(distinct f.framework) as frameworks_count
-    from {{ ref('method_catalog') }} as c
+    from {{ ref('stg_seeds__method_catalog') }} as c
     inner join {{ ref('method_frameworks') }} as f on c.method_id = f.method_id
     where c.source_arxiv_id is not null
     group by c.source_arxiv_id
@@ -47,7 +48,7 @@ papers as (
         g.frameworks,
         coalesce(g.frameworks_count, 0) as frameworks_count,
         date_diff('day', s.first_version_date, d.snapshot_date) as exposure_days,
-        date_diff('day', s.first_version_date, cast(g.first_landing_date as date)) as lag_days
+        {{ lag_days('s.first_version_date', 'g.first_landing_date') }} as lag_days
     from screened as s
     left join labels as l on s.arxiv_id = l.arxiv_id
     left join landings as g on s.arxiv_id = g.arxiv_id
@@ -63,7 +64,7 @@ select
     array_to_string(categories, ' ') as categories,
     screened,
     label,
-    year(first_version_date) || 'Q' || quarter(first_version_date) as cohort_quarter,
+    {{ quarter_label('first_version_date') }} as cohort_quarter,
     exposure_days,
     first_landing_date is not null as included,
     first_landing_date,

@@ -1,8 +1,9 @@
--- Threads that ask for or add a general method (SPEC §6), and what became of them. The screen
--- proposes threads citing a method's paper (not by name alone) that are pull requests, carry a
--- request label, or ask for support in their opening post; `proposal_reviews` drops, adds and
--- codes them. The outcome comes from the record where it says so and from the review
--- otherwise; an unreviewed closed thread is `closed_other` with outcome_source 'unreviewed'.
+-- Threads that ask for or add a general method (docs/definitions.md#the-public-record), and what
+-- became of them. The screen proposes threads citing a method's paper (not by name alone) that are
+-- pull requests, carry a request label, or ask for support in their opening post;
+-- `proposal_reviews` drops, adds and codes them. The outcome comes from the record where it says so
+-- and from the review otherwise; an unreviewed closed thread is `closed_other` with outcome_source
+-- 'unreviewed'.
 
 with threads as (
 
@@ -21,11 +22,11 @@ texts as (
 method_papers as (
 
     select source_arxiv_id as arxiv_id, method_id
-    from {{ ref('method_catalog') }}
+    from {{ ref('stg_seeds__method_catalog') }}
     where source_arxiv_id is not null
     union
     select arxiv_id, null as method_id
-    from {{ ref('paper_labels') }}
+    from {{ ref('stg_seeds__paper_labels') }}
     where label = 'general_method'
 
 ),
@@ -50,7 +51,8 @@ screened as (
             ))) > 0
             or regexp_matches(
                 x.opening_text,
-                '\b(support(ing)?|add(ing)?|implement(ing|ation)?|integrat\w*|request\w*|propos\w*)\b',
+                '\b(support(ing)?|add(ing)?|implement(ing|ation)?|integrat\w*|request\w*'
+                || '|propos\w*)\b',
                 'i'
             )
         )
@@ -60,7 +62,7 @@ screened as (
 
 reviews as (
 
-    select * from {{ ref('proposal_reviews') }}
+    select * from {{ ref('stg_seeds__proposal_reviews') }}
 
 ),
 
@@ -120,7 +122,7 @@ answered as (
         on
             t.framework = r.framework
             and t.thread_number = r.thread_number
-            and r.login <> t.author_login
+            and t.author_login <> r.login
     group by t.framework, t.thread_number
 
 ),
@@ -128,7 +130,7 @@ answered as (
 concerns as (
 
     select framework, thread_number, list_sort(list(concern)) as reviewer_concerns
-    from {{ ref('reviewer_concerns') }}
+    from {{ ref('stg_seeds__reviewer_concerns') }}
     group by framework, thread_number
 
 ),

@@ -14,9 +14,9 @@ renamed as (
 
         -- appearance and removal
         payload ->> 'first_seen_sha' as first_seen_sha,
-        cast(payload ->> 'first_seen_at' as timestamptz) at time zone 'UTC' as first_seen_at,
+        {{ utc_timestamp("payload ->> 'first_seen_at'") }} as first_seen_at,
         payload ->> 'removed_sha' as removed_sha,
-        cast(payload ->> 'removed_at' as timestamptz) at time zone 'UTC' as removed_at
+        {{ utc_timestamp("payload ->> 'removed_at'") }} as removed_at
 
     from source
 

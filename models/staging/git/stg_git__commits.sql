@@ -14,7 +14,7 @@ renamed as (
         cast(payload ->> 'pr_number' as integer) as pr_number,
 
         -- dates (committer date, the date a landing is given)
-        cast(payload ->> 'committed_at' as timestamptz) at time zone 'UTC' as committed_at,
+        {{ utc_timestamp("payload ->> 'committed_at'") }} as committed_at,
 
         -- facts
         payload ->> 'author_name' as author_name,
@@ -24,7 +24,7 @@ renamed as (
         cast(payload ->> 'touches_location' as boolean) as touches_location,
         coalesce(json_array_length(payload -> 'unreadable_paths'), 0) as unreadable_files,
 
-        -- upper-bound flags (SPEC §4)
+        -- upper-bound flags (docs/definitions.md#options-events-and-landings)
         cast(payload ->> 'is_root' as boolean) as is_root,
         cast(payload ->> 'is_bulk_import' as boolean) as is_bulk_import,
         json_array_length(payload -> 'renamed_locations') > 0 as renames_location

@@ -13,7 +13,7 @@ snapshots as (
     select
         payload ->> 'framework' as framework,
         payload ->> 'sha' as commit_sha,
-        cast(payload -> 'definitions' as json []) as definitions
+        cast(payload -> 'definitions' as json[]) as definitions
     from source
     qualify row_number() over (
         partition by payload ->> 'framework'
@@ -37,14 +37,13 @@ renamed as (
         commit_sha,
         definition ->> 'kind' as definition_kind,
         definition ->> 'key' as definition_key,
-        -- the key a setting is looked up by: any dict key (`<key>`, `<domain>`) is one
-        regexp_replace(definition ->> 'key', '<[^>]*>', '<key>', 'g') as lookup_key,
+        {{ lookup_key("definition ->> 'key'") }} as lookup_key,
         definition ->> 'path' as path,
 
         -- where and what
         cast(definition ->> 'line' as integer) as line,
         definition ->> 'type' as value_type,
-        cast(definition -> 'choices' as varchar []) as choices,
+        cast(definition -> 'choices' as varchar[]) as choices,
         definition ->> 'default' as default_value,
         definition ->> 'action' as action,
         try_cast(definition ->> 'nargs' as integer) as nargs

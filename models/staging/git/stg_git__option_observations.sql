@@ -4,14 +4,20 @@ with source as (
 
 ),
 
--- the fields read before unnesting: read beside unnest, a payload is parsed once per row
+-- each option set's options read as typed structs in one pass over the payload (far cheaper than
+-- extracting every field from each option's JSON after unnesting)
 option_sets as (
 
     select
         payload ->> 'framework' as framework,
         payload ->> 'sha' as commit_sha,
         cast(payload ->> 'position' as integer) as first_parent_position,
-        cast(payload -> 'options' as json []) as options
+        json_transform(
+            payload -> 'options',
+            '[{"field": "VARCHAR", "value": "VARCHAR", "is_default": "BOOLEAN",
+               "field_default": "VARCHAR", "path": "VARCHAR", "extractor": "VARCHAR",
+               "tier": "VARCHAR"}]'
+        ) as options
     from source
 
 ),
@@ -32,15 +38,15 @@ renamed as (
         first_parent_position,
 
         -- the option
-        option ->> 'field' as option_field,
-        option ->> 'value' as option_value,
-        cast(option ->> 'is_default' as boolean) as is_default,
-        option ->> 'field_default' as field_default,
+        option.field as option_field,
+        option.value as option_value,
+        option.is_default,
+        option.field_default,
 
         -- where it was found
-        option ->> 'path' as path,
-        option ->> 'extractor' as extractor,
-        option ->> 'tier' as location_tier
+        option.path,
+        option.extractor,
+        option.tier as location_tier
 
     from options
 

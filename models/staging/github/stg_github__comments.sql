@@ -15,7 +15,7 @@ select
     event ->> 'kind' as comment_kind,
     event ->> 'author' as author_login,
     event ->> 'author_association' as author_association,
-    cast(event ->> 'created_at' as timestamptz) at time zone 'UTC' as created_at,
+    {{ utc_timestamp("event ->> 'created_at'") }} as created_at,
     coalesce(cast(event ->> 'is_answer' as boolean), false) as is_answer
 from events
 where event ->> 'kind' in ('comment', 'review_comment')

@@ -13,7 +13,7 @@ select
     thread_number,
     event ->> 'kind' as event_kind,
     event ->> 'actor' as actor_login,
-    cast(event ->> 'created_at' as timestamptz) at time zone 'UTC' as created_at,
+    {{ utc_timestamp("event ->> 'created_at'") }} as created_at,
     event ->> 'commit_id' as commit_sha,
     event ->> 'state_reason' as state_reason,
     event ->> 'label' as label,

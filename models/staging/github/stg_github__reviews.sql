@@ -13,6 +13,6 @@ select
     event ->> 'author' as reviewer_login,
     event ->> 'author_association' as author_association,
     event ->> 'state' as state,
-    cast(event ->> 'created_at' as timestamptz) at time zone 'UTC' as submitted_at
+    {{ utc_timestamp("event ->> 'created_at'") }} as submitted_at
 from events
 where event ->> 'kind' = 'review'

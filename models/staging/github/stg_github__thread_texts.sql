@@ -20,7 +20,7 @@ timeline_texts as (
     select
         payload ->> 'framework' as framework,
         cast(payload ->> 'number' as integer) as thread_number,
-        cast(payload -> 'texts' as json []) as texts
+        cast(payload -> 'texts' as json[]) as texts
     from timelines
 
 ),

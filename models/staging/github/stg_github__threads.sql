@@ -15,10 +15,10 @@ renamed as (
         -- state and dates (UTC)
         payload ->> 'state' as state,
         payload ->> 'state_reason' as state_reason,
-        cast(payload ->> 'created_at' as timestamptz) at time zone 'UTC' as created_at,
-        cast(payload ->> 'updated_at' as timestamptz) at time zone 'UTC' as updated_at,
-        cast(payload ->> 'closed_at' as timestamptz) at time zone 'UTC' as closed_at,
-        cast(payload ->> 'merged_at' as timestamptz) at time zone 'UTC' as merged_at,
+        {{ utc_timestamp("payload ->> 'created_at'") }} as created_at,
+        {{ utc_timestamp("payload ->> 'updated_at'") }} as updated_at,
+        {{ utc_timestamp("payload ->> 'closed_at'") }} as closed_at,
+        {{ utc_timestamp("payload ->> 'merged_at'") }} as merged_at,
 
         -- people
         payload ->> 'author' as author_login,
@@ -26,7 +26,7 @@ renamed as (
         payload ->> 'closed_by' as closed_by_login,
 
         -- facts
-        cast(payload -> 'labels' as varchar []) as labels,
+        cast(payload -> 'labels' as varchar[]) as labels,
         cast(payload ->> 'comments' as integer) as comment_count,
         payload ->> 'category' as discussion_category,
         cast(payload ->> 'answered' as boolean) as is_answered,

@@ -1,0 +1,6 @@
+-- The paper_labels seed, typed: the one place models read it from.
+
+select
+    cast(arxiv_id as varchar) as arxiv_id,
+    cast(label as varchar) as label
+from {{ ref('paper_labels') }}

@@ -1,0 +1,362 @@
+"""`tracker site`: a static website of the marts, plain files that work offline from disk.
+
+It answers the question users bring: can I use method X in framework Y, how do I turn it on,
+and since when? The home page leads with a search (by name, method id or arXiv id) and a matrix
+of every method against every framework in the manner of caniuse.com, then the report's figures
+and the downloads. One page per method (where each framework has it, the setting to paste, the
+landing with its lag, and the proposals, failure reports and model reports that concern it) and
+one per framework (its methods, contribution rules, proposals).
+
+Python holds only the queries and the page list; the HTML is in Jinja2 templates (autoescaped)
+and the stylesheet and script are files in static/. No server, CDN or fetch(): the search index
+is a script file, so pages work from file://. The released files are copied into downloads/ so
+the site can be hosted alone. The same warehouse gives the same bytes: every query orders its
+ties explicitly and nothing depends on the clock.
+"""
+
+import json
+import re
+import shutil
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import jinja2
+
+from ingest.errors import TrackerError
+from tracker import checksums, outputs, report
+from tracker.warehouse import require_marts
+
+# a framework name becomes a file name: only names that are safe as one
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+# tiers in words, most readily used first (docs/definitions.md#options-events-and-landings)
+TIERS = {
+    "default": ("default", "on unless turned off"),
+    "conditional_default": ("conditional default", "on whenever another setting holds"),
+    "selectable": ("selectable", "a value of an algorithm, loss or estimator option"),
+    "switch": ("switch", "a setting that turns it on"),
+    "experimental": ("experimental", "under an experimental or contrib path"),
+    "recipe": ("recipe", "in an example recipe only"),
+}
+OUTCOMES = {
+    "stale_closed": "closed as stale",
+    "closed_other": "closed, other reason",
+    "pull_request": "pull request",
+}
+STATEMENTS = {
+    "source": "as its source method",
+    "named": "by name",
+    "variant": "as a variant under another name",
+}
+# the fields of the marts shown as (figure, value) lists, in words
+FIELDS = {
+    "window_from": "Pool window starts",
+    "window_to": "Pool window ends",
+    "screened_records": "Papers screened",
+    "labelled": "Papers with a reviewed label",
+    "left_out_unlabelled": "Papers left out until they have a reviewed label",
+    "general_methods": "General methods",
+    "included": "General methods included in a framework",
+    "inclusion_rate": "Share included",
+    "included_in_3_or_more_frameworks": "Included in 3 or more frameworks",
+    "median_lag_days": "Median lag to the first landing (days)",
+    "included_before_first_public": "Included before their paper was public",
+    "median_lag_days_after_public": "Median lag, landings after the paper only (days)",
+    "pool_complete": "The pool is complete",
+    "pool_days_fetched": "Days of the pool window fetched",
+    "pool_days": "Days in the pool window",
+    "requires_tests": "Asks for tests",
+    "requires_docs": "Asks for documentation",
+    "requires_paper_index_entry": "Asks for an entry in the paper index",
+    "requires_results": "Asks for results",
+    "method_route": "Where a new method goes",
+    "has_method_proposal_template": "Has a template for proposing a method",
+    "has_pull_request_template": "Has a pull-request template",
+    "rules_urls": "Where the rules are written",
+    "rules_commit": "Read at commit",
+}
+
+
+def words(code: str | None) -> str:
+    """A code the marts store (an outcome, a kind, a field) as the words a reader expects."""
+    if code is None:
+        return ""
+    return FIELDS.get(code) or OUTCOMES.get(code) or code.replace("_", " ")
+
+
+def day(value) -> str:
+    return f"{value:%Y-%m-%d}" if value else ""
+
+
+def month(value) -> str:
+    return f"{value:%Y-%m}" if value else ""
+
+
+def landing(row: dict, in_months: bool = False) -> str:
+    """A landing date, marked "≤" when it is an upper bound (dated at the first observation of a
+    location: a root commit, a bulk import or a renamed file, not an actual change)."""
+    if not row["first_landing_date"]:
+        return ""
+    when = (month if in_months else day)(row["first_landing_date"])
+    return ("≤ " if row["date_is_upper_bound"] else "") + when
+
+
+def lag(row: dict, short: bool = False) -> str:
+    """The lag from first public version to this landing: in words, or for a matrix cell as
+    +N d (after the paper) or −N d (before it). An upper-bound date gives an upper-bound lag."""
+    days = row["lag_days"]
+    if days is None:
+        return "no public date" if short else "no verified first public date"
+    bound = row["date_is_upper_bound"]
+    if short:
+        return f"{'≤ ' if bound else ''}{'−' if days < 0 else '+'}{abs(days)} d"
+    if days < 0:
+        return f"{'at least ' if bound else ''}{-days} days before the paper"
+    return f"{'≤ ' if bound else ''}{days} days after the paper"
+
+
+def value(v) -> str:
+    """A figure as text: yes/no for booleans, a dash for a value not known yet."""
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    return str(v)
+
+
+ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("tracker.site", "templates"),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+)
+ENV.filters.update(
+    words=words,
+    day=day,
+    month=month,
+    landing=landing,
+    lag=lag,
+    value=value,
+    family=report.family_label,
+)
+ENV.globals.update(tiers=TIERS, statements=STATEMENTS)
+
+
+def rows(con, sql: str, params: list | None = None) -> list[dict]:
+    cursor = con.execute(sql, params or [])
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+
+
+def file_names(con, sql: str, what: str) -> list[str]:
+    """Names that become page file names, each checked to be safe as one."""
+    names = [n for (n,) in con.execute(sql).fetchall()]
+    unsafe = [n for n in names if not SAFE_NAME.match(n)]
+    if unsafe:
+        raise TrackerError(f"{what} holds a name unfit for a file name: {unsafe[0]!r}")
+    return names
+
+
+def home(con) -> dict[str, Any]:
+    """The search and the matrix: every method a row (grouped by family), every framework a
+    column, each cell the tier, landing and lag."""
+    methods = rows(
+        con,
+        "select method_id, name, family, source_arxiv_id, first_public_date, frameworks_count "
+        "from marts.methods order by method_id",
+    )
+    cells: dict[str, dict[str, dict]] = {}
+    for r in rows(
+        con,
+        "select method_id, framework, tier, first_landing_date, date_is_upper_bound, lag_days, "
+        "present_at_snapshot, removed_date from marts.method_frameworks "
+        "order by method_id, framework",
+    ):
+        cells.setdefault(r["method_id"], {})[r["framework"]] = r
+    families: dict[str, list[dict]] = {}
+    for m in sorted(methods, key=lambda m: (-m["frameworks_count"], m["method_id"])):
+        families.setdefault(m["family"], []).append({**m, "cells": cells.get(m["method_id"], {})})
+    order = sorted(families, key=lambda f: (f == "other", report.family_label(f), f))
+    [summary] = rows(con, "select * from marts.inclusion_summary")
+    [counts] = rows(
+        con,
+        "select count(*) as catalog, count(*) filter (where frameworks_count > 0) as included, "
+        "count(*) filter (where frameworks_count >= 3) as widely from marts.methods",
+    )
+    return {
+        "title": "Framework-inclusion tracker",
+        "families": [(f, families[f]) for f in order],
+        "methods": len(methods),
+        "counts": counts,
+        "summary": summary,
+        "figures": [(n, report.caption(n)) for n in report.FIGURES],
+    }
+
+
+def method_page(con, method_id: str) -> dict[str, Any]:
+    [m] = rows(con, "select * from marts.methods where method_id = ?", [method_id])
+    offered = rows(
+        con,
+        "select f.*, e.fragment, e.verified_against_line, e.verified_against_commit, "
+        "r.repository_url from marts.method_frameworks as f "
+        "join marts.option_equivalents as e using (method_id, framework) "
+        "join marts.frameworks as r using (framework) "
+        "where f.method_id = ? order by f.first_landing_date, f.framework",
+        [method_id],
+    )
+    proposals = rows(
+        con,
+        "select * from marts.proposals where list_contains(method_ids, ?) "
+        "order by created_at, framework, thread_number",
+        [method_id],
+    )
+    failures = rows(
+        con,
+        "select * from marts.failure_reports where list_contains(addressing_methods, ?) "
+        "order by created_at, failure_report_id",
+        [method_id],
+    )
+    reports = rows(
+        con,
+        "select * from marts.model_report_methods where method_id = ? "
+        "order by arxiv_id, report_method_id",
+        [method_id],
+    )
+    return {
+        "title": m["name"],
+        "m": m,
+        "offered": offered,
+        "proposals": proposals,
+        "failures": failures,
+        "reports": reports,
+    }
+
+
+def framework_page(con, framework: str) -> dict[str, Any]:
+    [f] = rows(con, "select * from marts.frameworks where framework = ?", [framework])
+    offered = rows(
+        con,
+        "select f.*, e.fragment, m.name from marts.method_frameworks as f "
+        "join marts.option_equivalents as e using (method_id, framework) "
+        "join marts.methods as m using (method_id) "
+        "where f.framework = ? order by f.first_landing_date, f.method_id",
+        [framework],
+    )
+    rules = rows(con, "select * from marts.contribution_rules where framework = ?", [framework])
+    outcomes = rows(
+        con,
+        "select outcome, count(*) as n from marts.proposals where framework = ? "
+        "group by 1 order by 2 desc, 1",
+        [framework],
+    )
+    return {
+        "title": framework,
+        "f": f,
+        "offered": offered,
+        "rules": [(k, v) for k, v in rules[0].items() if k != "framework"] if rules else [],
+        "outcomes": outcomes,
+    }
+
+
+def framework_index(con) -> dict[str, Any]:
+    listed = rows(con, "select * from marts.frameworks order by framework")
+    return {"title": "Frameworks", "listed": listed}
+
+
+def search_index(con) -> str:
+    """The methods the search box finds, as a script that sets a global (works from file://)."""
+    entries = [
+        {"id": i, "name": n, "arxiv": a or "", "family": report.family_label(f), "count": c}
+        for i, n, a, f, c in con.execute(
+            "select method_id, name, source_arxiv_id, family, frameworks_count "
+            "from marts.methods order by method_id"
+        ).fetchall()
+    ]
+    text = json.dumps(entries, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return f"window.TRACKER_METHODS = {text};\n"
+
+
+def read_manifest(release: Path | None) -> dict | None:
+    """The release's manifest, or None when there is no release; a broken one stops the site."""
+    if release is None or not (release / "manifest.json").exists():
+        return None
+    try:
+        return json.loads((release / "manifest.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise TrackerError(f"{release / 'manifest.json'} is unreadable ({exc})") from None
+
+
+def copy_downloads(release: Path, manifest: dict, into: Path) -> dict[str, Any]:
+    """Copy the released files into the site (checked against the manifest) so the site can be
+    hosted alone; return what the downloads list offers."""
+    into.mkdir()
+    remedy = f"write the release again (`tracker release --out {release}`)"
+    offered = []
+    for name, table in sorted(manifest.get("tables", {}).items()):
+        files = [f for _, f in sorted(table.get("files", {}).items())]
+        for f in files:
+            checksums.verify_file(
+                release / f["path"], f["sha256"], f"release file {release / f['path']}", remedy
+            )
+            shutil.copyfile(release / f["path"], into / f["path"])
+        offered.append({"name": name, "rows": table["rows"], "files": files})
+    documents = [n for n in ("manifest.json", "datapackage.json") if (release / n).is_file()]
+    for name in documents:
+        shutil.copyfile(release / name, into / name)
+    return {"tables": offered, "documents": documents}
+
+
+def write(con: duckdb.DuckDBPyConnection, out: Path, release: Path | None = None) -> int:
+    """Write the site into ``out``, replacing only a site the tracker wrote there; return the
+    number of pages."""
+    require_marts(con, report.MARTS)
+    manifest = read_manifest(release)
+    with outputs.replacing(out, "site") as folder:
+        return fill(con, folder, release, manifest=manifest)
+
+
+def fill(
+    con: duckdb.DuckDBPyConnection,
+    folder: Path,
+    release: Path | None = None,
+    figures: Path | None = None,
+    manifest: dict | None = None,
+) -> int:
+    """Write the site's pages into the empty ``folder``, with the SVG figures of the report in
+    ``figures`` (drawn afresh when no report is given) and copies of the files of the release in
+    ``release`` that ``manifest`` lists."""
+    names = file_names(con, "select framework from marts.frameworks order by 1", "marts.frameworks")
+    method_ids = file_names(con, "select method_id from marts.methods order by 1", "marts.methods")
+    for sub in ("methods", "frameworks", "figures", "static"):
+        (folder / sub).mkdir()
+    if figures:
+        for name in report.FIGURES:
+            shutil.copyfile(figures / f"{name}.svg", folder / "figures" / f"{name}.svg")
+    else:
+        report.write_figures(con, folder / "figures")
+        for png in (folder / "figures").glob("*.png"):
+            png.unlink()
+    static = resources.files("tracker.site") / "static"
+    for asset in ("site.css", "site.js"):
+        (folder / "static" / asset).write_bytes((static / asset).read_bytes())
+    (folder / "static" / "search-index.js").write_text(search_index(con))
+    downloads = (
+        copy_downloads(release, manifest, folder / "downloads") if release and manifest else None
+    )
+    pages = {"index.html": ("home.html", {**home(con), "downloads": downloads})}
+    pages["frameworks/index.html"] = ("frameworks.html", framework_index(con))
+    for method_id in method_ids:
+        pages[f"methods/{method_id}.html"] = ("method.html", method_page(con, method_id))
+    for name in names:
+        pages[f"frameworks/{name}.html"] = ("framework.html", framework_page(con, name))
+    for path, (template, context) in pages.items():
+        up = "../" * path.count("/")
+        html = ENV.get_template(template).render(up=up, frameworks=names, **context)
+        (folder / path).write_text(html)
+    return len(pages)
