@@ -123,7 +123,7 @@ def copy_project(folder: Path, seeds: dict[str, str]) -> Path:
     copy.mkdir()
     for name in ("dbt_project.yml", "profiles.yml"):
         shutil.copy(PROJECT_ROOT / name, copy / name)
-    for name in ("models", "macros", "seeds"):
+    for name in ("models", "macros", "seeds", "tests/dbt"):
         shutil.copytree(PROJECT_ROOT / name, copy / name)
     for name, text in seeds.items():
         (copy / "seeds" / f"{name}.csv").write_text(text)
