@@ -20,7 +20,7 @@ from ingest.landing import review
 from ingest.landing.raw import ensure_all_raw_tables, land_batch
 from ingest.landing.runs import ingest_run
 from ingest.project import PROJECT_ROOT, pool
-from tracker import build, download, method_card, release, report, site, snapshot
+from tracker import download, method_card, release, snapshot
 from tracker.warehouse import connect, warehouse_path, writer
 
 
@@ -37,7 +37,13 @@ def _print_table(headers: list[str], rows: list[tuple]) -> None:
         print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
 
 
+# The build, report and site draw figures: matplotlib alone takes longer to import than
+# `tracker method` takes to answer, so they are imported by the commands that use them.
+
+
 def cmd_build(args: argparse.Namespace) -> None:
+    from tracker import build
+
     build.build(args.snapshot, args.release, args.allow_shrink, args.verbose)
 
 
@@ -62,12 +68,16 @@ def cmd_release(args: argparse.Namespace) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> None:
+    from tracker import report
+
     files = report.write(connect(read_only=True), args.out)
     print(f"{len(files)} files written to {args.out} (figures as PNG and SVG, tables as CSV and "
           "Markdown; README.md lists them)")  # fmt: skip
 
 
 def cmd_site(args: argparse.Namespace) -> None:
+    from tracker import site
+
     pages = site.write(connect(read_only=True), args.out, args.release)
     print(f"{pages} pages written to {args.out}; open {args.out / 'index.html'} in a browser")
 
