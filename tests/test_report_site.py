@@ -49,7 +49,7 @@ def test_the_report_is_the_same_for_the_same_marts_and_says_what_is_empty(built,
         con.close()
     assert before > 0 and f"Not shown: {before} first landings before 2025Q1" in cohorts
     # quarters the snapshot or the pool window does not cover are marked in the figure
-    assert "not over" in cohorts and "after the pool" in cohorts and "Hatched:" in cohorts
+    assert "not over" in cohorts and "outside" in cohorts and "Hatched:" in cohorts
     wide = (made / "options_in_3_or_more_frameworks.csv").read_text().splitlines()
     assert wide[0] == "method_id,AReaL,NeMo-RL,OpenRLHF,ROLL,TRL,slime,verl"
     gspo = next(line for line in wide if line.startswith("gspo,"))

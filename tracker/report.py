@@ -9,6 +9,7 @@ in words (and what fills it) instead of drawing nothing or inventing data.
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 import duckdb
@@ -84,56 +85,49 @@ def _title(fig: plt.Figure, text: str) -> None:
 
 @dataclass(frozen=True)
 class Quarter:
-    """A quarter on a figure's axis; an incomplete one is drawn hatched, so its low count is not
-    read as a fall."""
+    """A quarter on a figure's axis (a row of marts.cohorts); an incomplete one is drawn
+    hatched, so its low count is not read as a fall."""
 
     label: str
-    # ends after the earliest framework snapshot: not every framework was seen to its end
-    not_over: bool
-    after_window: bool  # starts after the pool window ends
+    start: date
+    in_pool_window: bool
+    # ended before every framework's snapshot: if not, landings in it may still be missing
+    ended_before_snapshots: bool
+
+    @property
+    def incomplete(self) -> bool:
+        return not (self.in_pool_window and self.ended_before_snapshots)
 
     @property
     def tick(self) -> str:
-        if self.after_window:
-            return f"{self.label}\nafter the pool"
-        return f"{self.label}\nnot over" if self.not_over else self.label
+        if not self.in_pool_window:
+            return f"{self.label}\noutside\nthe pool"
+        return f"{self.label}\nnot over" if not self.ended_before_snapshots else self.label
 
 
 def _quarters(con) -> tuple[list[Quarter], str]:
-    """Every quarter from the pool's first to the last with a landing or in the window, and a
-    sentence naming the dates that make a quarter incomplete."""
-    rows = con.execute(
-        """
-        with bounds as (
-            select s.window_from, s.window_to,
-                   (select cast(min(snapshot_committed_at) as date) from marts.frameworks)
-                   as observed_to,
-                   greatest(s.window_to, (select cast(max(first_landing_date) as date)
-                                          from marts.methods)) as last_day
-            from marts.inclusion_summary as s
-        )
-        -- labelled as the marts label quarters (macros/dates.sql), empty quarters included
-        select year(q) || 'Q' || quarter(q), coalesce(q + interval 3 month > observed_to, false),
-               q > window_to, observed_to, window_to
-        from bounds, unnest(generate_series(date_trunc('quarter', window_from), last_day,
-                                            interval 3 month)) as t(q)
-        order by q
-        """
+    """The cohorts' quarters, and a sentence naming the dates that make a quarter incomplete."""
+    quarters = [
+        Quarter(*row)
+        for row in con.execute(
+            "select quarter, quarter_start, in_pool_window, ended_before_snapshots "
+            "from marts.cohorts order by quarter_start"
+        ).fetchall()
+    ]
+    [(first_snapshot, window_to)] = con.execute(
+        "select (select cast(min(snapshot_committed_at) as date) from marts.frameworks), "
+        "window_to from marts.inclusion_summary"
     ).fetchall()
-    quarters = [Quarter(label, not_over, after) for label, not_over, after, _, _ in rows]
-    if not rows:
-        return quarters, ""
-    observed_to, window_to = rows[0][3], rows[0][4]
-    seen = f"the earliest framework snapshot ({observed_to:%Y-%m-%d})" if observed_to else ""
+    seen = f"the earliest framework snapshot ({first_snapshot:%Y-%m-%d})" if first_snapshot else ""
     return quarters, (
-        f"Hatched: quarters not over at {seen or 'the snapshot'} or after the pool window "
+        f"Hatched: quarters not over at {seen or 'the snapshot'} or outside the pool window "
         f"(ends {window_to:%Y-%m-%d}); their counts are incomplete."
     )
 
 
 def _bars(ax, quarters: list[Quarter], values: list[int], colour: str, **style) -> None:
     """Bars per quarter; an incomplete quarter's bar is hatched and pale."""
-    partial = [q.not_over or q.after_window for q in quarters]
+    partial = [q.incomplete for q in quarters]
     ax.bar(range(len(quarters)), values, color=["white" if p else colour for p in partial],
            edgecolor=colour, hatch=["///" if p else "" for p in partial], **style)  # fmt: skip
 
@@ -180,7 +174,7 @@ def figure_cohorts(con) -> plt.Figure:
     )
     before = con.execute(
         "select count(*) from marts.methods "
-        "where first_landing_date < (select window_from from marts.inclusion_summary)"
+        "where first_landing_date < (select min(quarter_start) from marts.cohorts)"
     ).fetchone()[0]
     right.set_title("First landings of catalog methods, by quarter", loc="left")
     if any(counted.get(q) for q in labels):
@@ -190,8 +184,10 @@ def figure_cohorts(con) -> plt.Figure:
     else:
         _message(right, "No catalog method first landed in the pool's quarters yet.")
     right.yaxis.set_major_locator(MaxNLocator(integer=True))
-    left_out = f"Not shown: {before} first landings before {labels[0]}, the pool's first quarter."
-    notes = "\n".join([left_out, incomplete] if labels else [incomplete])
+    notes = incomplete
+    if labels:
+        first = f"{labels[0]}, the cohorts' first quarter"
+        notes = f"Not shown: {before} first landings before {first}.\n{incomplete}"
     fig.text(0.01, 0.01, notes, fontsize=8, color="#444444")
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
