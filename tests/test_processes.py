@@ -226,6 +226,11 @@ def test_kill_9_of_a_build_stops_dbt_and_readers_keep_working_through_it_and_the
         stop.touch()
         answers = {k: r.communicate(timeout=30)[0].splitlines() for k, r in readers.items()}
     assert build.returncode == 0, build.stderr[-2000:]
+    # a short account of the steps, with dbt's own output in a file it names
+    said = build.stderr.splitlines()
+    assert len(said) < 20 and said[-1].startswith("built in "), said
+    assert any(line.startswith("2/3 dbt build (full output in ") for line in said)
+    assert "data tests, all passed" in build.stderr and "PASS=" not in build.stderr
     for kind, said in answers.items():
         assert len(said) > 20 and not [a for a in said if not a.startswith("ok")], (kind, said)
     held = [int(a.split()[1]) for a in answers["held"]]
