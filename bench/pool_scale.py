@@ -87,7 +87,9 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             file = Path(tmp) / "synthetic.duckdb"
             labels = warehouse(file, papers)
-            text = "arxiv_id,label\n" + "".join(f"{i},{label}\n" for i, label in labels)
+            text = "arxiv_id,label,family,reviewer\n" + "".join(
+                f"{i},{label},,\n" for i, label in labels
+            )
             seconds, mib = build(copy_project(Path(tmp), {"paper_labels": text}), file)
             con = duckdb.connect(str(file), read_only=True)
             screened, general = con.execute(

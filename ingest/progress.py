@@ -8,13 +8,14 @@ they are rich progress bars instead. Worker processes forward their reports to t
 shows them (``forwarding``/``relayed``).
 """
 
+import json
 import logging
+import os
 import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from multiprocessing.queues import Queue
+from contextlib import contextmanager, suppress
 from typing import TextIO
 
 log = logging.getLogger(__name__)
@@ -71,22 +72,26 @@ class Bars:
 
 
 class Forward:
-    """Progress sent to another process (a worker's reports, to the one showing them)."""
+    """Progress sent to another process (a worker's reports, to the one showing them) through a
+    pipe: one ``os.write`` of one short line per report, which the pipe keeps whole, and no lock
+    shared between processes. (A multiprocessing queue shares a lock among its writers: a worker
+    killed while holding it left the others, and the tracker waiting for them, stuck.)"""
 
     every = 0.25  # seconds between two reports of one task, besides its last
 
-    def __init__(self, queue: Queue) -> None:
-        self.queue = queue
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
         self.sent: dict[str, float] = {}
 
     def update(self, task: str, done: int, total: int | None, unit: str) -> None:
         now = time.monotonic()
         if total is None or done >= total or now - self.sent.get(task, -self.every) >= self.every:
             self.sent[task] = now
-            self.queue.put((task, done, total, unit))
+            # a few dozen bytes: far below PIPE_BUF, so the pipe never interleaves two reports
+            os.write(self.fd, json.dumps([task, done, total, unit]).encode() + b"\n")
 
     def close(self) -> None:
-        """The queue belongs to the process that made it."""
+        """The pipe belongs to the process that made it."""
 
 
 _shown: Lines | Bars | Forward = Lines()
@@ -114,24 +119,31 @@ def shown(stream: TextIO | None = None) -> Iterator[None]:
         _shown = previous
 
 
-def forwarding(queue: Queue) -> None:
-    """In a worker process: send every report to ``queue``."""
+def forwarding(fd: int) -> None:
+    """In a worker process: send every report to the pipe ``fd``."""
     global _shown
-    _shown = Forward(queue)
+    _shown = Forward(fd)
 
 
 @contextmanager
-def relayed(queue: Queue) -> Iterator[None]:
-    """In the showing process: show what workers send to ``queue`` while the block runs."""
+def relayed(read_fd: int, write_fd: int) -> Iterator[None]:
+    """In the showing process: show what workers write to the pipe (``os.pipe()``, its writing
+    end given to them) while the block runs; the pipe is closed after."""
+    end = b"null\n"  # written by this process last: every report sent before it is shown first
 
     def relay() -> None:
-        while (report := queue.get()) is not None:
-            update(*report)
+        with os.fdopen(read_fd, "rb") as reports:
+            for line in reports:
+                if line == end:
+                    return
+                with suppress(ValueError, TypeError):  # a line cut by a worker killed mid-write
+                    update(*json.loads(line))
 
     thread = threading.Thread(target=relay, daemon=True)
     thread.start()
     try:
         yield
     finally:
-        queue.put(None)  # the end: every report sent before it is shown first
+        os.write(write_fd, end)
         thread.join(timeout=5)  # a worker killed mid-report must not hold the tracker
+        os.close(write_fd)

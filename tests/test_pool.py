@@ -43,8 +43,8 @@ def project(tmp_path):
             "failure_methods": "failure_code,method_id\n",
             "option_requirements": "framework,method_id,option_field,setting,reason\n",
             "model_report_statements": "arxiv_id,method_id,statement,removes_kl\n",
-            "paper_labels": "arxiv_id,label\n"
-            + "".join(f"{i},{label}\n" for i, _, _, label in PAPERS if label),
+            "paper_labels": "arxiv_id,label,family,reviewer\n"
+            + "".join(f"{i},{label},,\n" for i, _, _, label in PAPERS if label),
         },
     )
 

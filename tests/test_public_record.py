@@ -32,12 +32,13 @@ SYNTHETIC = {"metadata_source": "synthetic", "authors": ["Synthetic Author"]}
 def seeds(tmp):
     copy = pool_project(tmp)
     reviews = {
-        "proposal_reviews": "framework,thread_number,is_proposal,method_id,outcome\n"
-        "verl,5,true,,declined\n",
-        "reviewer_concerns": "framework,thread_number,concern\nverl,5,demand\nverl,5,maintenance\n",
+        "proposal_reviews": "framework,thread_number,is_proposal,method_id,outcome,reason,"
+        "reviewer\nverl,5,true,,declined,,\n",
+        "reviewer_concerns": "framework,thread_number,concern,reviewer\n"
+        "verl,5,demand,\nverl,5,maintenance,\n",
         "failure_methods": "failure_code,method_id\nentropy_collapse,synthetic_m1\n",
-        "failure_reviews": "framework,thread_number,failure_code,is_failure_report\n"
-        "verl,9,entropy_collapse,false\n",
+        "failure_reviews": "framework,thread_number,failure_code,is_failure_report,reviewer\n"
+        "verl,9,entropy_collapse,false,\n",
         "model_report_statements": "arxiv_id,method_id,statement,removes_kl\n",
     }
     for name, text in reviews.items():

@@ -226,13 +226,22 @@ def _summary(results: Counter) -> str:
 
 
 def pool_summary(con: duckdb.DuckDBPyConnection) -> str:
-    """What the inclusion figures rest on: how much of the pool was fetched and labelled."""
+    """What the inclusion figures and the public record rest on: how much of the pool was
+    fetched and labelled, and what is left for people to review (`tracker label`)."""
     [(fetched, days, complete, left_out)] = con.execute(
         "select pool_days_fetched, pool_days, pool_complete, left_out_unlabelled "
         "from marts.inclusion_summary"
     ).fetchall()
+    left = dict(
+        con.execute(
+            "select review, count(*) from intermediate.labels_needed group by review"
+        ).fetchall()
+    )
     pool = "complete" if complete else f"INCOMPLETE ({fetched} of {days} days fetched)"
+    kinds = ("papers", "failures", "proposals", "concerns")
     return (
         f"pool: {pool}; {left_out} screened papers need a reviewed label "
-        "(intermediate.labels_needed) and are left out of the inclusion figures"
+        "(intermediate.labels_needed) and are left out of the inclusion figures\n"
+        "left to review (tracker label): "
+        + ", ".join(f"{left.get(kind, 0)} {kind}" for kind in kinds)
     )

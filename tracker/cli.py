@@ -2,6 +2,7 @@
 
 import argparse
 import errno
+import getpass
 import logging
 import os
 import sys
@@ -19,7 +20,7 @@ from ingest.github.client import Client, token
 from ingest.landing import review
 from ingest.landing.raw import ensure_all_raw_tables, land_batch
 from ingest.landing.runs import ingest_run
-from ingest.project import PROJECT_ROOT, pool
+from ingest.project import PROJECT_ROOT, SEEDS, pool
 from tracker import download, method_card, release, snapshot
 from tracker.warehouse import connect, warehouse_path, writer
 
@@ -121,6 +122,21 @@ def cmd_review(args: argparse.Namespace) -> None:
         f"\n{len(rows)} held back. Fix the source (or the suite in ingest/landing/expectations/) "
         "and land again; the payloads are in meta.review_queue."
     )
+
+
+def cmd_label(args: argparse.Namespace) -> int:
+    from tracker import label
+
+    if args.review == "agreement":
+        label.agreement_lines(args.seeds, [args.which] if args.which else label.REVIEWS, print)
+        return 0
+    if args.which:
+        raise TrackerError(f"tracker label {args.review} takes no {args.which!r}")
+    try:
+        label.label(connect(read_only=True), args.review, args.seeds, args.reviewer, args.blind)
+    except KeyboardInterrupt:
+        return 130  # every answered item is written; the summary said how many
+    return 0
 
 
 def cmd_ingest_arxiv_metadata(args: argparse.Namespace) -> None:
@@ -381,6 +397,23 @@ def parser() -> argparse.ArgumentParser:
     )
     c.add_argument("query", help="a method id (gspo), an arXiv id (2507.18071) or part of a name")
     c.set_defaults(func=cmd_method)
+
+    c = sub.add_parser(
+        "label", help="review what the screens found, one item at a time (docs/review.md)"
+    )
+    c.add_argument("review", choices=["papers", "failures", "proposals", "concerns", "agreement"])
+    c.add_argument(
+        "which",
+        nargs="?",
+        choices=["papers", "failures", "proposals", "concerns"],
+        help="agreement: only this review",
+    )
+    c.add_argument("--blind", action="store_true", help="a second reader: no suggestions shown")
+    c.add_argument("--reviewer", default=getpass.getuser(), help="your name (default: login)")
+    c.add_argument(
+        "--seeds", type=Path, default=SEEDS, help="the seeds folder (default: the project's)"
+    )
+    c.set_defaults(func=cmd_label)
 
     c = sub.add_parser("review", help="list records held back by validation")
     c.add_argument("--table", help="only this raw table, e.g. arxiv__papers")

@@ -12,7 +12,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from multiprocessing import get_context
-from multiprocessing.queues import Queue
 from pathlib import Path
 
 import duckdb
@@ -223,17 +222,17 @@ def ingest_all(
             yield name, _landed(con, chosen, _walk(chosen)[1])
         return
     workers, context = min(jobs, len(plans)), get_context("fork")
-    reports = context.Queue()
+    read_fd, write_fd = os.pipe()  # the workers' progress reports
     # the relay thread starts after the workers are forked: a fork copies no thread of ours
     with (
-        context.Pool(workers, initializer=_start_worker, initargs=(reports,)) as pool,
-        progress.relayed(reports),
+        context.Pool(workers, initializer=_start_worker, initargs=(write_fd,)) as pool,
+        progress.relayed(read_fd, write_fd),
     ):
         for name, walked in pool.imap_unordered(_walk, plans.values()):
             yield name, _landed(con, plans[name], walked)
 
 
-def _start_worker(reports: Queue) -> None:
+def _start_worker(reports: int) -> None:
     processes.start_worker()
     progress.forwarding(reports)
 

@@ -26,7 +26,7 @@ method_names as (
 
     select distinct
         source_arxiv_id as arxiv_id,
-        regexp_extract(name, '^([A-Za-z0-9+*.-]+)', 1) as short_name
+        {{ method_short_name('name') }} as short_name
     from {{ ref('stg_seeds__method_catalog') }}
     where source_arxiv_id is not null
 
@@ -81,8 +81,7 @@ names as (
     from texts as t
     inner join method_names as m
         on
-            length(m.short_name) >= 3
-            and regexp_full_match(m.short_name, '.*[A-Z].*[A-Z].*')
+            {{ is_method_short_name('m.short_name') }}
             and contains(t.thread_text, m.short_name)
             and regexp_matches(
                 t.thread_text,

@@ -1,7 +1,154 @@
--- Screened papers without a reviewed label: they are left out of the inclusion figures until a
--- person labels them in seeds/paper_labels.csv (docs/definitions.md#the-pool-and-cohorts).
+-- What is left to review, one row per item (docs/review.md): screened papers without a label in
+-- seeds/paper_labels.csv (left out of the inclusion figures until labelled;
+-- docs/definitions.md#the-pool-and-cohorts); failure-screen matches and proposals nobody has
+-- reviewed; and proposal threads others replied to and landing pull requests whose reviewer
+-- concerns nobody has coded (docs/definitions.md#the-public-record). `tracker label` asks about
+-- these, offering the suggestion as its default.
 
-select s.arxiv_id, s.title, s.first_version_date
-from {{ ref('int_papers_screened') }} as s
-left join {{ ref('stg_seeds__paper_labels') }} as l on s.arxiv_id = l.arxiv_id
-where s.screened and l.arxiv_id is null
+with paper_labels as (
+
+    select arxiv_id from {{ ref('stg_seeds__paper_labels') }}
+
+),
+
+-- a catalog method's source paper is a general method of the catalog's family
+catalog_papers as (
+
+    select source_arxiv_id as arxiv_id, min(family) as family
+    from {{ ref('stg_seeds__method_catalog') }}
+    where source_arxiv_id is not null
+    group by source_arxiv_id
+
+),
+
+papers as (
+
+    select
+        'papers' as review,
+        s.arxiv_id as item_id,
+        s.arxiv_id,
+        cast(null as varchar) as framework,
+        cast(null as integer) as thread_number,
+        s.title,
+        s.first_version_date as opened_on,
+        case
+            when c.arxiv_id is not null then 'general_method'
+            when r.arxiv_id is not null then 'model_report'
+        end as suggestion,
+        c.family as suggested_family
+    from {{ ref('int_papers_screened') }} as s
+    left join catalog_papers as c on s.arxiv_id = c.arxiv_id
+    left join {{ ref('stg_seeds__model_reports') }} as r on s.arxiv_id = r.arxiv_id
+    where s.screened and s.arxiv_id not in (select arxiv_id from paper_labels)
+
+),
+
+texts as (
+
+    select framework, thread_number, split_part(opening_text, chr(10), 1) as title
+    from {{ ref('stg_github__thread_texts') }}
+
+),
+
+-- a thread is reviewed once any row of the review seed names it
+failures as (
+
+    select
+        'failures' as review,
+        f.framework || ':' || f.thread_number as item_id,
+        cast(null as varchar) as arxiv_id,
+        f.framework,
+        f.thread_number,
+        any_value(x.title) as title,
+        cast(min(f.created_at) as date) as opened_on,
+        string_agg(distinct f.failure_code, ',' order by f.failure_code) as suggestion,
+        cast(null as varchar) as suggested_family
+    from {{ ref('failure_reports') }} as f
+    left join texts as x on f.framework = x.framework and f.thread_number = x.thread_number
+    where
+        f.found_by = 'screen'
+        and not exists (
+            select 1 from {{ ref('stg_seeds__failure_reviews') }} as r
+            where r.framework = f.framework and r.thread_number = f.thread_number
+        )
+    group by f.framework, f.thread_number
+
+),
+
+proposals as (
+
+    select
+        p.framework,
+        p.thread_number,
+        x.title,
+        cast(p.created_at as date) as opened_on,
+        p.is_reviewed,
+        p.replied_by_others,
+        -- the record's outcome is offered; an outcome the record does not say is asked
+        case when p.outcome_source = 'record' then p.outcome end as suggestion
+    from {{ ref('proposals') }} as p
+    left join texts as x on p.framework = x.framework and p.thread_number = x.thread_number
+
+),
+
+concern_threads as (
+
+    select framework, thread_number, title, opened_on
+    from proposals
+    where replied_by_others
+    union
+    select
+        l.framework,
+        l.pull_request_number as thread_number,
+        x.title,
+        cast(l.pull_request_created_at as date) as opened_on
+    from {{ ref('int_landing_pull_requests') }} as l
+    inner join texts as x
+        on l.framework = x.framework and l.pull_request_number = x.thread_number
+
+),
+
+threads as (
+
+    select
+        'proposals' as review,
+        framework,
+        thread_number,
+        title,
+        opened_on,
+        suggestion
+    from proposals
+    where not is_reviewed
+    union all
+    select
+        'concerns' as review,
+        c.framework,
+        c.thread_number,
+        any_value(c.title) as title,
+        min(c.opened_on) as opened_on,
+        null as suggestion
+    from concern_threads as c
+    where
+        not exists (
+            select 1 from {{ ref('stg_seeds__reviewer_concerns') }} as r
+            where r.framework = c.framework and r.thread_number = c.thread_number
+        )
+    group by c.framework, c.thread_number
+
+)
+
+select * from papers
+union all
+select * from failures
+union all
+select
+    review,
+    framework || ':' || thread_number as item_id,
+    cast(null as varchar) as arxiv_id,
+    framework,
+    thread_number,
+    title,
+    opened_on,
+    suggestion,
+    cast(null as varchar) as suggested_family
+from threads

@@ -1,6 +1,7 @@
 -- Training failures users report in the frameworks' threads
--- (docs/definitions.md#the-public-record): the failure catalog's patterns screen the opening posts
--- of issues and discussions opened since the screen's start (var failure_screen_from);
+-- (docs/definitions.md#the-public-record): the failure screen (int_failure_screen) reads the
+-- titles and opening posts of issues and discussions opened since its start (var
+-- failure_screen_from);
 -- `failure_reviews` confirms, rejects or adds. Each report lists the catalog methods that address
 -- its failure and the settings that turn them on in the same framework today: what the user can
 -- try.
@@ -14,13 +15,9 @@ with threads as (
 
 screened as (
 
-    select t.framework, t.thread_number, f.failure_code
-    from threads as t
-    inner join {{ ref('stg_github__thread_texts') }} as x
-        on t.framework = x.framework and t.thread_number = x.thread_number
-    inner join {{ ref('stg_seeds__failure_catalog') }} as f
-        on regexp_matches(x.opening_text, f.pattern, 'i')
-    where t.created_at >= cast('{{ var("failure_screen_from") }}' as date)
+    select framework, thread_number, failure_code
+    from {{ ref('int_failure_screen') }}
+    where created_at >= cast('{{ var("failure_screen_from") }}' as date)
 
 ),
 

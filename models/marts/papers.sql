@@ -43,6 +43,7 @@ papers as (
     select
         s.*,
         l.label,
+        l.family,
         d.snapshot_date,
         g.first_landing_date,
         g.frameworks,
@@ -64,6 +65,7 @@ select
     array_to_string(categories, ' ') as categories,
     screened,
     label,
+    family,
     {{ quarter_label('first_version_date') }} as cohort_quarter,
     exposure_days,
     first_landing_date is not null as included,

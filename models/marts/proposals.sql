@@ -1,9 +1,8 @@
 -- Threads that ask for or add a general method (docs/definitions.md#the-public-record), and what
--- became of them. The screen proposes threads citing a method's paper (not by name alone) that are
--- pull requests, carry a request label, or ask for support in their opening post;
--- `proposal_reviews` drops, adds and codes them. The outcome comes from the record where it says so
--- and from the review otherwise; an unreviewed closed thread is `closed_other` with outcome_source
--- 'unreviewed'.
+-- became of them. The proposal screen (int_proposal_screen) proposes requests, feature asks and
+-- pull requests for methods, by paper or by name; `proposal_reviews` drops, adds and codes them.
+-- The outcome comes from the record where it says so and from the review otherwise; an
+-- unreviewed closed thread is `closed_other` with outcome_source 'unreviewed'.
 
 with threads as (
 
@@ -12,51 +11,10 @@ with threads as (
 
 ),
 
-texts as (
-
-    select * from {{ ref('stg_github__thread_texts') }}
-
-),
-
--- the papers of general methods: catalog sources and papers reviewed as general methods
-method_papers as (
-
-    select source_arxiv_id as arxiv_id, method_id
-    from {{ ref('stg_seeds__method_catalog') }}
-    where source_arxiv_id is not null
-    union
-    select arxiv_id, null as method_id
-    from {{ ref('stg_seeds__paper_labels') }}
-    where label = 'general_method'
-
-),
-
 screened as (
 
-    select
-        m.framework,
-        m.thread_number,
-        list_sort(list_distinct(list(m.arxiv_id))) as arxiv_ids,
-        list_sort(list_distinct(list(p.method_id))) as method_ids
-    from {{ ref('int_thread_paper_matches') }} as m
-    inner join method_papers as p on m.arxiv_id = p.arxiv_id
-    inner join threads as t on m.framework = t.framework and m.thread_number = t.thread_number
-    left join texts as x on m.framework = x.framework and m.thread_number = x.thread_number
-    where
-        m.match_kind <> 'name_only'
-        and (
-            t.kind = 'pull_request'
-            or len(list_filter(t.labels, lambda l: regexp_matches(
-                l, 'feature|enhancement|request|proposal|new (algorithm|method)', 'i'
-            ))) > 0
-            or regexp_matches(
-                x.opening_text,
-                '\b(support(ing)?|add(ing)?|implement(ing|ation)?|integrat\w*|request\w*'
-                || '|propos\w*)\b',
-                'i'
-            )
-        )
-    group by m.framework, m.thread_number
+    select framework, thread_number, arxiv_ids, method_ids
+    from {{ ref('int_proposal_screen') }}
 
 ),
 
@@ -78,7 +36,8 @@ candidates as (
         end as method_ids,
         case when s.framework is null then 'review' else 'screen' end as found_by,
         r.is_proposal is not null as is_reviewed,
-        r.outcome as reviewed_outcome
+        r.outcome as reviewed_outcome,
+        r.reason as reviewed_reason
     from screened as s
     full outer join reviews as r
         on s.framework = r.framework and s.thread_number = r.thread_number
@@ -129,7 +88,11 @@ answered as (
 
 concerns as (
 
-    select framework, thread_number, list_sort(list(concern)) as reviewer_concerns
+    -- `none` marks a thread reviewed without a concern: an empty list, as for unreviewed ones
+    select
+        framework,
+        thread_number,
+        list_sort(list(concern) filter (where concern <> 'none')) as reviewer_concerns
     from {{ ref('stg_seeds__reviewer_concerns') }}
     group by framework, thread_number
 
@@ -179,6 +142,7 @@ select
         when o.recorded_outcome is not null then 'record'
         else 'unreviewed'
     end as outcome_source,
+    o.reviewed_reason as outcome_reason,
     date_diff('day', o.created_at, coalesce(o.merged_at, o.closed_at, o.fetched_at)) as days_open,
     {{ is_prior_merger('o.framework', 'o.author_login', 'o.created_at') }}
         as author_is_prior_merger,

@@ -1,0 +1,303 @@
+"""`tracker label` (docs/review.md): one item at a time, from a script's lines or a terminal's
+keystrokes, into the review seeds, whole rows only, resumable; the blind second reader and the
+agreement figures.
+
+The warehouse here is a small SYNTHETIC one holding only what the command reads (the queue in
+intermediate.labels_needed and the local texts in staging); the build test at the end runs the
+real dbt project on the SYNTHETIC GitHub record of tests/test_public_record.py.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pexpect
+import pytest
+
+from tests.conftest import ROOT, tracker
+
+# the SYNTHETIC GitHub record, built once for this module as for that one
+from tests.test_public_record import built  # noqa: F401
+from tracker import label
+from tracker.build import dbt_command
+
+REVIEW_SEEDS = ("paper_labels", "failure_reviews", "proposal_reviews", "reviewer_concerns")
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    """A SYNTHETIC warehouse with two papers (one without a local abstract), a failure match,
+    two proposals and a thread for concerns; and a seeds folder with the real codes and empty
+    review seeds. Returns the seeds folder."""
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    for name in ("_seeds.yml", "failure_catalog.csv", *(f"{s}.csv" for s in REVIEW_SEEDS)):
+        shutil.copy(ROOT / "seeds" / name, seeds / name)
+    path = tmp_path / "wh" / "tracker.duckdb"
+    path.parent.mkdir()
+    con = duckdb.connect(str(path))
+    con.execute("""
+        create schema intermediate;
+        create schema staging;
+        create table intermediate.labels_needed as select * from (values
+            ('papers', '9999.00001', '9999.00001', null, null, 'Synthetic one',
+             date '2025-01-10', 'general_method', 'reward_shaping'),
+            ('papers', '9999.00002', '9999.00002', null, null, 'Synthetic two',
+             date '2025-02-10', null, null),
+            ('failures', 'verl:7', null, 'verl', 7, 'Synthetic entropy',
+             date '2025-03-03', 'entropy_collapse,sparse_reward', null),
+            ('proposals', 'verl:3', null, 'verl', 3, 'Synthetic ask',
+             date '2025-04-02', null, null),
+            ('proposals', 'verl:4', null, 'verl', 4, 'Synthetic pr', date '2025-04-03',
+             'merged', null),
+            ('concerns', 'verl:4', null, 'verl', 4, 'Synthetic pr', date '2025-04-03', null, null)
+        ) as t (review, item_id, arxiv_id, framework, thread_number, title, opened_on,
+                suggestion, suggested_family);
+        create table staging.stg_arxiv__papers as select * from (values
+            ('9999.00001', 'Synthetic one', date '2025-01-10'),
+            ('9999.00002', 'Synthetic two', date '2025-02-10')
+        ) as t (arxiv_id, title, first_version_date);
+        create table staging.stg_arxiv__abstracts as
+            select '9999.00001' as arxiv_id, 'A synthetic abstract.' as abstract;
+        create table staging.stg_github__threads as select * from (values
+            ('verl', 7, 'issue', 'open', timestamp '2025-03-03', 'https://example.invalid/7',
+             ['bug']),
+            ('verl', 3, 'issue', 'closed', timestamp '2025-04-02', 'https://example.invalid/3',
+             []),
+            ('verl', 4, 'pull_request', 'closed', timestamp '2025-04-03',
+             'https://example.invalid/4', [])
+        ) as t (framework, thread_number, kind, state, created_at, html_url, labels);
+        create table staging.stg_github__thread_texts as select * from (values
+            ('verl', 7, 'Synthetic entropy\nentropy goes to zero'),
+            ('verl', 4, 'Synthetic pr\nadds a synthetic loss')
+        ) as t (framework, thread_number, opening_text);
+    """)
+    con.close()
+    monkeypatch.setenv("TRACKER_WAREHOUSE", str(path))
+    return seeds
+
+
+def run(seeds: Path, *args: str, answers: str) -> subprocess.CompletedProcess:
+    """`tracker label` with ``answers`` on standard input, one per line (a script)."""
+    return subprocess.run(
+        [sys.executable, "-m", "tracker.cli", "label", *args, "--seeds", str(seeds)],
+        input=answers,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=None,
+    )
+
+
+def rows(path: Path) -> list[str]:
+    return path.read_text().splitlines()
+
+
+def test_a_script_labels_papers_and_a_wrong_answer_is_asked_again(project):
+    # paper 1: Enter takes the suggestion (general_method, reward_shaping) for both answers;
+    # paper 2: 'x' is refused with one line, 3 is application (no family asked)
+    done = run(project, "papers", "--reviewer", "synthetic-a", answers="\n\nx\n3\n")
+    assert done.returncode == 0, done.stderr
+    assert rows(project / "paper_labels.csv") == [
+        "arxiv_id,label,family,reviewer",
+        "9999.00001,general_method,reward_shaping,synthetic-a",
+        "9999.00002,application,,synthetic-a",
+    ]
+    assert done.stdout.count("is not a choice here") == 1
+    assert "A synthetic abstract." in done.stdout
+    assert "the screen suggests: general_method, family reward_shaping" in done.stdout
+    # the second paper's abstract was never landed: said, not left blank
+    assert "(no abstract in the local warehouse: tracker ingest arxiv --ids 9999.00002)" in (
+        done.stdout
+    )
+    assert "2 written" in done.stdout
+
+
+def test_quitting_keeps_what_was_answered_and_the_next_run_resumes(project):
+    first = run(project, "papers", answers="\n\nq\n")  # one paper, then quit
+    assert first.returncode == 0 and "1 written" in first.stdout and "1 left" in first.stdout
+    second = run(project, "papers", answers="9\n")  # the end of input stops too
+    assert second.stdout.startswith("1 papers to review")
+    labels = [r.split(",")[1] for r in rows(project / "paper_labels.csv")[1:]]
+    assert labels == ["general_method", "other"]
+    third = run(project, "papers", answers="")
+    assert third.stdout.startswith("0 papers to review")
+
+
+def test_a_failure_is_confirmed_with_its_kind_and_the_other_match_rejected(project):
+    # yes (Enter); a script may give the code itself instead of its key
+    done = run(project, "failures", "--reviewer", "r", answers="\nentropy_collapse\n")
+    assert done.returncode == 0, done.stderr
+    assert rows(project / "failure_reviews.csv")[1:] == [
+        "verl,7,entropy_collapse,true,r",
+        "verl,7,sparse_reward,false,r",
+    ]
+    assert "entropy goes to zero" in done.stdout
+
+
+def test_a_proposal_outcome_is_asked_only_when_the_record_does_not_say_it(project):
+    # thread 3: a proposal (y), outcome 3 = declined, reason 6 = demand; thread 4: a proposal
+    # whose record says merged: neither outcome nor reason asked
+    done = run(project, "proposals", "--reviewer", "r", answers="y\n3\n6\ny\n")
+    assert done.returncode == 0, done.stderr
+    assert rows(project / "proposal_reviews.csv")[1:] == [
+        "verl,3,true,,declined,demand,r",
+        "verl,4,true,,,,r",
+    ]
+    # thread 3 has no local text
+    assert "(no local text: tracker ingest github lands the thread)" in done.stdout
+
+
+def test_concerns_are_one_key_each_and_none_is_recorded(project):
+    done = run(project, "concerns", "--reviewer", "r", answers="2\n1\n2\n\n")
+    assert rows(project / "reviewer_concerns.csv")[1:] == ["verl,4,testing,r", "verl,4,design,r"]
+    (project / "reviewer_concerns.csv").write_text("framework,thread_number,concern,reviewer\n")
+    done = run(project, "concerns", "--reviewer", "r", answers="-\n")
+    assert done.returncode == 0
+    assert rows(project / "reviewer_concerns.csv")[1:] == ["verl,4,none,r"]
+
+
+def test_rows_are_appended_whole_after_the_existing_ones(tmp_path):
+    path = tmp_path / "paper_labels.csv"
+    path.write_text("arxiv_id,label,family,reviewer\n9999.00009,other,,x")  # no final newline
+    columns = ["arxiv_id", "label", "family", "reviewer"]
+    label.append_rows(path, columns, [{"arxiv_id": "9999.00001", "label": "other"}])
+    assert rows(path) == [
+        "arxiv_id,label,family,reviewer",
+        "9999.00009,other,,x",
+        "9999.00001,other,,",
+    ]
+    assert [p.name for p in tmp_path.iterdir()] == ["paper_labels.csv"]  # no temporary left
+
+
+def test_a_terminal_takes_one_key_per_answer_and_ctrl_c_leaves_whole_rows(project):
+    env = {"TRACKER_WAREHOUSE": os.environ["TRACKER_WAREHOUSE"], "PATH": "/usr/bin:/bin"}
+    args = ["-m", "tracker.cli", "label", "papers", "--seeds", str(project), "--reviewer", "t"]
+    child = pexpect.spawn(sys.executable, args, cwd=str(ROOT), env=env, encoding="utf-8")
+    child.expect(r"label \[1-9, Enter=1 general_method")
+    child.send("z")  # not a choice: one line, asked again
+    child.expect("is not a choice here")
+    child.expect(r"label \[1-9")
+    child.send("1")
+    child.expect(r"family \[1-a, Enter=8 reward_shaping")
+    child.send("\r")
+    child.expect(r"\[2/2\]")
+    child.expect(r"label \[1-9, s skip")
+    child.send("1")  # general_method: the family is asked next
+    child.expect(r"family \[")
+    child.sendintr()  # Ctrl-C mid-item: that item is not written
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    assert rows(project / "paper_labels.csv") == [
+        "arxiv_id,label,family,reviewer",
+        "9999.00001,general_method,reward_shaping,t",
+    ]
+    # resume: only the interrupted paper is left; Ctrl-D stops
+    child = pexpect.spawn(sys.executable, args, cwd=str(ROOT), env=env, encoding="utf-8")
+    child.expect("1 papers to review")
+    child.expect(r"label \[")
+    child.sendeof()
+    child.expect("0 written")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_a_blind_reader_sees_no_suggestion_and_writes_apart(project):
+    run(project, "papers", "--reviewer", "a", answers="\n\n3\n")
+    done = run(project, "papers", "--blind", "--reviewer", "b", answers="1\n8\n4\n")
+    assert "the screen suggests" not in done.stdout and "Enter=" not in done.stdout
+    second = project.parent / "review" / "second_reader" / "paper_labels.csv"
+    assert rows(second)[1:] == [
+        "9999.00001,general_method,reward_shaping,b",
+        "9999.00002,analysis,,b",
+    ]
+    assert len(rows(project / "paper_labels.csv")) == 3  # the first reader's file is untouched
+    out = tracker("label", "agreement", "papers", "--seeds", str(project)).stdout
+    # label: observed 1/2; chance = (1*1 + 1*0 + 0*1) / 4 = 0.25; kappa = 0.25 / 0.75 = 0.33
+    assert "papers label: 1/2 agree (50%), Cohen's kappa 0.33" in out
+    assert "papers family: 1/1 agree (100%), Cohen's kappa n/a (one code only)" in out
+
+
+def test_agreement_matches_a_hand_computed_kappa(tmp_path):
+    # Ten threads, is it a proposal? Reader one: 6 yes, 4 no; reader two: 5 yes, 5 no; they
+    # agree on 5 yes and 4 no (9/10). Observed 0.9; chance = 0.6*0.5 + 0.4*0.5 = 0.5;
+    # kappa = (0.9 - 0.5) / (1 - 0.5) = 0.8. Outcomes coded on the five both call proposals:
+    # declined, declined, redirected, redirected, merged by one; declined, declined,
+    # redirected, merged, merged by the other: 4/5; chance = (2*2 + 2*1 + 1*2) / 25 = 0.32;
+    # kappa = (0.8 - 0.32) / 0.68 = 0.7059.
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    one = ["declined", "declined", "redirected", "redirected", "merged"]
+    two = ["declined", "declined", "redirected", "merged", "merged"]
+    head = "framework,thread_number,is_proposal,method_id,outcome,reason,reviewer\n"
+    first = [f"verl,{i},true,,{one[i]},,a" for i in range(5)] + ["verl,5,true,,,,a"]
+    first += [f"verl,{i},false,,,,a" for i in range(6, 10)]
+    second = [f"verl,{i},true,,{two[i]},,b" for i in range(5)] + ["verl,5,false,,,,b"]
+    second += [f"verl,{i},false,,,,b" for i in range(6, 10)]
+    (seeds / "proposal_reviews.csv").write_text(head + "\n".join(first) + "\n")
+    path = label.second_reader_file(seeds, "proposals")
+    path.parent.mkdir(parents=True)
+    path.write_text(head + "\n".join(second) + "\n")
+    figures = {f: (n, agree, round(k, 4)) for f, n, agree, k in label.agreement(seeds, "proposals")}
+    assert figures == {"is_proposal": (10, 9, 0.8), "outcome": (5, 4, 0.7059)}
+
+
+def test_reviewed_rows_change_the_marts(built, tmp_path):  # noqa: F811
+    """The SYNTHETIC record of tests/test_public_record.py, labelled by script and rebuilt:
+    failure 7 confirmed, proposal 4 dropped, proposal 1's concerns coded."""
+    con, _ = built
+    [(source,)] = con.execute(
+        "select path from duckdb_databases() where database_name = current_database()"
+    ).fetchall()
+    warehouse = Path(shutil.copy(source, tmp_path / "record.duckdb"))
+    project = Path(shutil.copytree(Path(source).parent / "project", tmp_path / "project"))
+    env = {"TRACKER_WAREHOUSE": str(warehouse), "PATH": "/usr/bin:/bin"}
+
+    def tracker_label(*args: str, answers: str) -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "tracker.cli", "label", *args],
+            input=answers,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=env | {"TRACKER_WAREHOUSE": str(warehouse)},
+        )
+        assert done.returncode == 0, done.stderr
+
+    seeds = ["--seeds", str(project / "seeds"), "--reviewer", "synthetic"]
+    tracker_label("failures", *seeds, answers="y\nentropy_collapse\n")  # 7: a script may name codes
+    # 1, 2, 3: s(kip); 4: not a proposal
+    tracker_label("proposals", *seeds, answers="s\ns\ns\nn\n")
+    tracker_label("concerns", *seeds, answers="3\n\n")  # the first thread: results
+    done = subprocess.run(
+        dbt_command("build", project=project), capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    after = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        assert after.execute(
+            "select failure_code, is_confirmed from marts.failure_reports where thread_number = 7"
+        ).fetchall() == [("entropy_collapse", True)]
+        assert after.execute("select thread_number from marts.proposals order by 1").fetchall() == [
+            (1,),
+            (2,),
+            (3,),
+            (5,),
+        ]
+        concerns = dict(
+            after.execute("select thread_number, reviewer_concerns from marts.proposals").fetchall()
+        )
+        assert concerns[1] == ["results"]
+        left = after.execute(
+            "select review, count(*) from intermediate.labels_needed group by 1 order by 1"
+        ).fetchall()
+    finally:
+        after.close()
+    # proposals 1-3 were skipped; the landing pull request's concerns are still to code
+    assert ("proposals", 3) in left and ("concerns", 1) in left
+    assert "failures" not in dict(left)

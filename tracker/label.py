@@ -1,0 +1,504 @@
+"""`tracker label`: people review what the screens found, one item at a time, into the review
+seeds the marts read (docs/review.md).
+
+The queue is `intermediate.labels_needed` as the last build left it, less whatever the seed file
+holds now, so a session resumes where the last one stopped without a rebuild. Each item's answers
+are written together, as whole rows, by replacing the file with a complete copy: an interruption
+at any moment leaves every row whole. ``--blind`` hides the suggestions and writes a second
+reader's file that no model reads; `agreement` compares the two readers per field.
+"""
+
+import csv
+import io
+import os
+import sys
+import tempfile
+import termios
+import tty
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+import duckdb
+import yaml
+
+from ingest.errors import TrackerError
+
+REVIEWS = ("papers", "failures", "proposals", "concerns")
+SEED = {
+    "papers": "paper_labels",
+    "failures": "failure_reviews",
+    "proposals": "proposal_reviews",
+    "concerns": "reviewer_concerns",
+}
+# the keys of a choice list: digits first, then letters, leaving out the skip and quit keys
+CHOICE_KEYS = "123456789abcdefghijklmnoprtuvwxyz"
+SKIP, QUIT = "s", "q"
+# how much of a thread's opening post or a paper's abstract is shown
+TEXT_LIMIT = 2500
+
+
+class Quit(Exception):
+    """The reviewer asked to stop (q, Ctrl-D or the end of scripted answers)."""
+
+
+class Skip(Exception):
+    """The reviewer left this item for later."""
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing to review: its key in the seed ((arxiv_id,) or (framework, number)) and what
+    the screen suggests."""
+
+    key: tuple[str, ...]
+    title: str | None = None
+    suggestion: str | None = None
+    suggested_family: str | None = None
+
+
+def second_reader_file(seeds: Path, review: str) -> Path:
+    """The blind second reader's file: beside the seeds folder, so dbt never loads it."""
+    return seeds.parent / "review" / "second_reader" / f"{SEED[review]}.csv"
+
+
+# --- the seed files ---------------------------------------------------------------------------
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    """A review file's rows; a missing file has none."""
+    if not path.exists():
+        return []
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def header(seeds: Path, review: str) -> list[str]:
+    """The seed's columns, from the seed itself (the second reader's file copies them)."""
+    path = seeds / f"{SEED[review]}.csv"
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            return next(csv.reader(handle))
+    except (OSError, StopIteration) as exc:
+        raise TrackerError(f"cannot read the columns of {path}: {exc}") from None
+
+
+def append_rows(path: Path, columns: list[str], rows: list[dict[str, str]]) -> None:
+    """Append ``rows`` to the CSV at ``path`` atomically: a complete copy (the existing rows in
+    their order, then these) is written beside it and renamed over it, so a reader or an
+    interruption never sees part of a row."""
+    old = path.read_text(encoding="utf-8") if path.exists() else ",".join(columns) + "\n"
+    if not old.endswith("\n"):
+        old += "\n"
+    buffer = io.StringIO()
+    csv.DictWriter(buffer, columns, lineterminator="\n").writerows(rows)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(old + buffer.getvalue())
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+    finally:
+        if os.path.exists(temp):
+            os.unlink(temp)
+
+
+def key_columns(review: str) -> tuple[str, ...]:
+    """The columns that name an item in its seed: a paper, or a framework's thread."""
+    return ("arxiv_id",) if review == "papers" else ("framework", "thread_number")
+
+
+def key_of(review: str, row: dict[str, str]) -> tuple[str, ...]:
+    return tuple(row[column] for column in key_columns(review))
+
+
+# --- the choices ------------------------------------------------------------------------------
+
+
+def accepted_values(seeds: Path, seed: str, column: str) -> list[str]:
+    """A seed column's codes as its accepted_values test in seeds/_seeds.yml lists them: the
+    codes the build accepts are the codes offered."""
+    path = seeds / "_seeds.yml"
+    try:
+        for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["seeds"]:
+            if entry["name"] != seed:
+                continue
+            for col in entry.get("columns", []):
+                for test in col.get("data_tests", []) if col["name"] == column else []:
+                    if isinstance(test, dict) and "accepted_values" in test:
+                        return list(test["accepted_values"]["arguments"]["values"])
+    except (OSError, yaml.YAMLError, KeyError, TypeError) as exc:
+        raise TrackerError(f"cannot read the codes of {seed}.{column} from {path}: {exc}") from None
+    raise TrackerError(f"{path} lists no accepted values for {seed}.{column}")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A question with one keystroke per answer: codes keyed 1-9, then letters; ``blank`` names
+    the empty answer ``-`` where one is allowed (a reason not said, no more concerns)."""
+
+    prompt: str
+    codes: tuple[str, ...]
+    blank: str | None = None
+
+    def keys(self) -> dict[str, str]:
+        keys = dict(zip(CHOICE_KEYS, self.codes, strict=False))
+        return keys | {"-": ""} if self.blank else keys
+
+
+YES_NO = {"y": "true", "n": "false"}
+
+
+class Session:
+    """Asks questions one keystroke at a time (a terminal) or one line at a time (a script)."""
+
+    def __init__(self, source: TextIO, out: TextIO) -> None:
+        self.source, self.out = source, out
+        self.terminal = source.isatty()
+
+    def say(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def _read(self) -> str:
+        """One answer: a keystroke, or a line's text. Ctrl-D and the end of input quit; Ctrl-C
+        raises KeyboardInterrupt (the terminal keeps its signals in cbreak mode)."""
+        if not self.terminal:
+            line = self.source.readline()
+            if not line:
+                raise Quit
+            self.say(line.strip())  # the transcript shows what the script answered
+            return line.strip()
+        fd = self.source.fileno()
+        saved = termios.tcgetattr(fd)
+        try:
+            tty.setcbreak(fd)
+            key = os.read(fd, 1).decode("utf-8", "replace")
+        finally:
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+        if key in ("", "\x04"):
+            raise Quit
+        key = "" if key in ("\r", "\n") else key
+        self.say(key)
+        return key
+
+    def ask(self, prompt: str, keys: dict[str, str], default: str | None) -> str:
+        """The code chosen; Enter takes ``default``; an answer outside the keys (a script may
+        also give the code itself) is refused with one line and asked again."""
+        codes = {code: code for code in keys.values() if code}
+        letters = [k for k in keys if k != "-"]
+        shown = "/".join(letters) if keys is YES_NO else f"{letters[0]}-{letters[-1]}"
+        shown += "/-" if "-" in keys else ""
+        hint = ""
+        if default is not None:
+            key = next(k for k, code in keys.items() if code == default)
+            named = f" {default}" if default and keys is not YES_NO else ""
+            hint = f", Enter={key}{named}"
+        while True:
+            self.out.write(f"{prompt} [{shown}{hint}, {SKIP} skip, {QUIT} quit]: ")
+            self.out.flush()
+            answer = self._read()
+            if answer == QUIT:
+                raise Quit
+            if answer == SKIP:
+                raise Skip
+            if answer == "" and default is not None:
+                return default
+            if answer in keys:
+                return keys[answer]
+            if answer in codes:
+                return answer
+            self.say(
+                f"  {answer or 'Enter'!r} is not a choice here; press one of {', '.join(keys)}"
+            )
+
+    def yes_no(self, prompt: str, default: bool | None) -> bool:
+        suggested = None if default is None else YES_NO["y" if default else "n"]
+        return self.ask(prompt, YES_NO, suggested) == "true"
+
+    def choose(self, choice: Choice, default: str | None) -> str:
+        keys = choice.keys()
+        self.say("  " + "  ".join(f"{k} {c or choice.blank}" for k, c in keys.items()))
+        return self.ask(choice.prompt, keys, default if default in keys.values() else None)
+
+
+# --- what is shown --------------------------------------------------------------------------
+
+
+def _text(text: str | None, missing: str) -> str:
+    if not text:
+        return f"  ({missing})"
+    cut = text if len(text) <= TEXT_LIMIT else text[:TEXT_LIMIT] + " […]"
+    return "\n".join("  | " + line for line in cut.splitlines())
+
+
+def show(con: duckdb.DuckDBPyConnection, review: str, item: Item, blind: bool) -> list[str]:
+    """The item's facts and its local text; the suggestion too unless blind."""
+    if review == "papers":
+        [arxiv_id] = item.key
+        row = con.execute(
+            "select p.title, p.first_version_date, a.abstract "
+            "from staging.stg_arxiv__papers as p "
+            "left join staging.stg_arxiv__abstracts as a using (arxiv_id) where p.arxiv_id = ?",
+            [arxiv_id],
+        ).fetchone()
+        title, first, abstract = row or (item.title, None, None)
+        lines = [
+            f"paper {arxiv_id} · first version {first or 'unknown'} · https://arxiv.org/abs/{arxiv_id}",
+            f"  {title or '(no title in the local warehouse)'}",
+            _text(
+                abstract,
+                f"no abstract in the local warehouse: tracker ingest arxiv --ids {arxiv_id}",
+            ),
+        ]
+    else:
+        framework, number = item.key
+        row = con.execute(
+            "select t.kind, t.state, cast(t.created_at as date), t.html_url, t.labels, "
+            "x.opening_text from staging.stg_github__threads as t "
+            "left join staging.stg_github__thread_texts as x using (framework, thread_number) "
+            "where t.framework = ? and t.thread_number = ?",
+            [framework, int(number)],
+        ).fetchone()
+        kind, state, opened, url, labels, text = row or (None,) * 6
+        lines = [
+            f"{framework} #{number} · {kind or 'thread'} · {state or 'state unknown'} · opened "
+            f"{opened or 'unknown'} · {url or 'no link in the local warehouse'}",
+            f"  labels: {', '.join(labels)}" if labels else "  labels: none",
+            _text(text, "no local text: tracker ingest github lands the thread"),
+        ]
+    if not blind and item.suggestion:
+        family = f", family {item.suggested_family}" if item.suggested_family else ""
+        lines.append(f"  the screen suggests: {item.suggestion}{family}")
+    return lines
+
+
+# --- the questions per review ------------------------------------------------------------------
+
+
+def _codes(seeds: Path, review: str) -> dict[str, Choice]:
+    if review == "papers":
+        return {
+            "label": Choice("label", tuple(accepted_values(seeds, "paper_labels", "label"))),
+            "family": Choice("family", tuple(accepted_values(seeds, "paper_labels", "family"))),
+        }
+    if review == "failures":
+        catalog = [r["failure_code"] for r in read_rows(seeds / "failure_catalog.csv")]
+        return {"kind": Choice("failure kind", tuple(catalog))}
+    if review == "proposals":
+        return {
+            "outcome": Choice(
+                "outcome", tuple(accepted_values(seeds, "proposal_reviews", "outcome"))
+            ),
+            "reason": Choice(
+                "reason", tuple(accepted_values(seeds, "proposal_reviews", "reason")), "not said"
+            ),
+        }
+    codes = [c for c in accepted_values(seeds, "reviewer_concerns", "concern") if c != "none"]
+    return {"concern": Choice("a concern reviewers raised", tuple(codes), "no more")}
+
+
+METHOD_LABELS = ("general_method", "embedded_method")
+OPEN_OUTCOMES = ("merged", "open")
+
+
+def answer(
+    session: Session, review: str, item: Item, choices: dict[str, Choice], blind: bool
+) -> list[dict[str, str]]:
+    """Ask about one item; the rows its answers make (keys and reviewer added by the caller)."""
+    hint = (lambda value: None) if blind else (lambda value: value)
+    if review == "papers":
+        label = session.choose(choices["label"], hint(item.suggestion))
+        family = ""
+        if label in METHOD_LABELS:
+            family = session.choose(choices["family"], hint(item.suggested_family))
+        return [{"label": label, "family": family}]
+    if review == "failures":
+        screened = [c for c in (item.suggestion or "").split(",") if c]
+        if not session.yes_no("is it a failure report?", hint(True)):
+            return [{"failure_code": c, "is_failure_report": "false"} for c in screened or [""]]
+        kind = session.choose(choices["kind"], hint(screened[0] if screened else None))
+        others = [c for c in screened if c != kind]
+        return [{"failure_code": kind, "is_failure_report": "true"}] + [
+            {"failure_code": c, "is_failure_report": "false"} for c in others
+        ]
+    if review == "proposals":
+        if not session.yes_no("does it ask for or add a general method?", hint(True)):
+            return [{"is_proposal": "false"}]
+        # the record's outcome stands unless a blind reader codes it afresh
+        outcome = ""
+        if blind or not item.suggestion:
+            outcome = session.choose(choices["outcome"], None)
+        reason = ""
+        if (outcome or item.suggestion) not in OPEN_OUTCOMES:
+            reason = session.choose(choices["reason"], None)
+        return [{"is_proposal": "true", "outcome": outcome, "reason": reason}]
+    concerns: list[str] = []
+    while True:
+        concern = session.choose(choices["concern"], "")
+        if not concern:
+            return [{"concern": c} for c in concerns] or [{"concern": "none"}]
+        if concern not in concerns:
+            concerns.append(concern)
+        session.say(f"  concerns so far: {', '.join(concerns)}")
+
+
+def queue(con: duckdb.DuckDBPyConnection, review: str, seeds: Path, blind: bool) -> Iterable[Item]:
+    """The items left: labels_needed's rows for this review (and, for a blind second reader,
+    the items the first reader coded), less those already in the file being written."""
+    try:
+        rows = con.execute(
+            "select arxiv_id, framework, cast(thread_number as varchar), title, suggestion, "
+            "suggested_family from intermediate.labels_needed where review = ? "
+            "order by opened_on, item_id",
+            [review],
+        ).fetchall()
+    except duckdb.CatalogException:
+        raise TrackerError(
+            "the warehouse has no intermediate.labels_needed: run `tracker build` first"
+        ) from None
+    items = [
+        Item((a,) if review == "papers" else (f, n), title, suggestion, family)
+        for a, f, n, title, suggestion, family in rows
+    ]
+    target = seeds / f"{SEED[review]}.csv"
+    if blind:
+        first = read_rows(target)
+        reviewed: dict[tuple[str, ...], list[str]] = {}
+        for row in first:
+            reviewed.setdefault(key_of(review, row), []).append(row.get("failure_code", ""))
+        # the failure kinds the first reader saw proposed travel along, hidden
+        items = [Item(k, suggestion=",".join(v)) for k, v in reviewed.items()] + items
+        target = second_reader_file(seeds, review)
+    done = {key_of(review, row) for row in read_rows(target)}
+    seen: set[tuple[str, ...]] = set()
+    for item in items:
+        if item.key not in done and item.key not in seen:
+            seen.add(item.key)
+            yield item
+
+
+def label(
+    con: duckdb.DuckDBPyConnection,
+    review: str,
+    seeds: Path,
+    reviewer: str,
+    blind: bool = False,
+    source: TextIO = sys.stdin,
+    out: TextIO = sys.stdout,
+) -> int:
+    """Review items until none is left or the reviewer stops; each item's rows are written as
+    soon as it is answered. Returns how many items were written."""
+    session = Session(source, out)
+    choices = _codes(seeds, review)
+    columns = header(seeds, review)
+    target = second_reader_file(seeds, review) if blind else seeds / f"{SEED[review]}.csv"
+    items = list(queue(con, review, seeds, blind))
+    written = 0
+    session.say(
+        f"{len(items)} {review} to review; writing {target}" + (" (blind)" if blind else "")
+    )
+    try:
+        for number, item in enumerate(items, 1):
+            session.say(f"\n[{number}/{len(items)}] " + "\n".join(show(con, review, item, blind)))
+            try:
+                rows = answer(session, review, item, choices, blind)
+            except Skip:
+                session.say("  skipped")
+                continue
+            keys = dict(zip(key_columns(review), item.key, strict=True))
+            append_rows(target, columns, [keys | row | {"reviewer": reviewer} for row in rows])
+            written += 1
+    except Quit:
+        pass
+    finally:
+        session.say(f"\n{written} written to {target}; {len(items) - written} left")
+    return written
+
+
+# --- agreement --------------------------------------------------------------------------------
+
+
+def kappa(pairs: list[tuple[str, str]]) -> float | None:
+    """Cohen's kappa of two readers' codes: (observed - chance) / (1 - chance), chance from each
+    reader's own code shares; None when chance agreement is 1 (both used one code only)."""
+    n = len(pairs)
+    observed = sum(a == b for a, b in pairs) / n
+    first, second = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
+    chance = sum(first[c] * second[c] for c in first) / (n * n)
+    return None if chance == 1 else (observed - chance) / (1 - chance)
+
+
+def _fields(review: str, rows: list[dict[str, str]]) -> dict[tuple[str, ...], dict[str, str]]:
+    """Each item's coded fields: one dict per item, a field absent where it was not coded."""
+    items: dict[tuple[str, ...], dict[str, str]] = {}
+    for row in rows:
+        coded = items.setdefault(key_of(review, row), {})
+        if review == "papers":
+            coded.update({k: row[k] for k in ("label", "family") if row.get(k)})
+        elif review == "failures":
+            coded.setdefault("is_failure_report", "false")
+            if row["is_failure_report"] == "true":
+                coded.update(is_failure_report="true", failure_code=row["failure_code"])
+        elif review == "proposals":
+            coded.update({k: row[k] for k in ("is_proposal", "outcome", "reason") if row.get(k)})
+        else:
+            coded[f"concern:{row['concern']}"] = "yes"
+    return items
+
+
+def agreement(seeds: Path, review: str) -> list[tuple[str, int, int, float | None]]:
+    """Per field: the items both readers coded, how many they agree on, and Cohen's kappa. A
+    concern is a field per code (raised or not, over the threads both coded)."""
+    first = _fields(review, read_rows(seeds / f"{SEED[review]}.csv"))
+    second = _fields(review, read_rows(second_reader_file(seeds, review)))
+    both = [k for k in first if k in second]
+    if review == "concerns":
+        codes = sorted({f for k in both for f in first[k] | second[k] if f != "concern:none"})
+        for k in both:
+            for f in codes:
+                first[k].setdefault(f, "no")
+                second[k].setdefault(f, "no")
+        fields = codes
+    else:
+        fields = sorted({f for k in both for f in first[k] | second[k]}, key=_FIELD_ORDER.index)
+    result = []
+    for field in fields:
+        pairs = [
+            (first[k][field], second[k][field])
+            for k in both
+            if field in first[k] and field in second[k]
+        ]
+        if pairs:
+            result.append((field, len(pairs), sum(a == b for a, b in pairs), kappa(pairs)))
+    return result
+
+
+_FIELD_ORDER = [
+    "label",
+    "family",
+    "is_failure_report",
+    "failure_code",
+    "is_proposal",
+    "outcome",
+    "reason",
+]
+
+
+def agreement_lines(seeds: Path, reviews: Iterable[str], write: Callable[[str], None]) -> None:
+    """The agreement table, as the study reports its checks (188/200 on paper labels)."""
+    for review in reviews:
+        path = second_reader_file(seeds, review)
+        if not path.exists():
+            write(f"{review}: no second reader yet ({path}; tracker label {review} --blind)")
+            continue
+        rows = agreement(seeds, review)
+        if not rows:
+            write(f"{review}: no item coded by both readers")
+        for field, n, agree, k in rows:
+            shown = "n/a (one code only)" if k is None else f"{k:.2f}"
+            write(f"{review} {field}: {agree}/{n} agree ({agree / n:.0%}), Cohen's kappa {shown}")
