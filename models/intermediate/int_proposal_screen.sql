@@ -42,13 +42,14 @@ asks as (
         or regexp_matches(
             title,
             '\b(support\w*|add(s|ed|ing)?|implement\w*|integrat\w*|request\w*|propos\w*|feat'
-            || '|features?|rfc|plans?|roadmap|introduc\w*|enable|would (you|it)|is there|any plans?'
-            || '|new)\b|支持|实现|新增|添加|增加|加入|引入|计划|希望|能否|是否|请求',
+            || '|features?|rfc|plans?|roadmap|introduc\w*|enable|would (you|it|an?|the|this)'
+            || '|is there|any plans?|new)\b|支持|实现|新增|添加|增加|加入|引入|计划|希望|能否|是否|请求',
             'i'
         )
         or regexp_matches(
             opening_text,
-            'feature request|\[feature\]|solution you.d like|功能请求|新功能|需求描述',
+            'feature request|\[feature\]|solution you.d like|\bproposal\b'
+            || '|功能请求|新功能|需求描述',
             'i'
         ) as is_asking,
         -- a part of an algorithm, by words or by an acronym written in capitals
@@ -59,7 +60,9 @@ asks as (
             || '|entropy|normali[sz]\w*|reward shaping|penalt\w*|dynamic sampling'
             || '|rejection sampling|over-?long|filter\w*|mask\w*|correction|replay|token-level'
             || '|sequence-level|reinforce\w*|policy gradients?|policy optimi[sz]ation|self-play'
-            || '|preference optimi[sz]ation)\b|损失|优势|裁剪|采样|重要性|熵|奖励塑形|惩罚|蒸馏|过滤|掩码|归一化',
+            || '|preference optimi[sz]ation'
+            || '|(critic|value|reward|reference) (models?|functions?|heads?))\b'
+            || '|损失|优势|裁剪|采样|重要性|熵|奖励塑形|惩罚|蒸馏|过滤|掩码|归一化',
             'i'
         )
         or regexp_matches(title, '\b(T?IS|MIS|GAE)\b') as names_part,
