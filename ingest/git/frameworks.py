@@ -230,6 +230,11 @@ def ingest_all(
     ):
         for name, walked in pool.imap_unordered(_walk, plans.values()):
             yield name, _landed(con, plans[name], walked)
+        # workers told to finish end on their own; terminating them (what leaving the block
+        # does) kills one that may hold the pool's task-queue lock, and a sibling waiting for
+        # that lock never wakes
+        pool.close()
+        pool.join()
 
 
 def _start_worker(reports: int) -> None:
