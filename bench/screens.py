@@ -2,8 +2,9 @@
 
 Reads labels (CSV: framework,thread_number,thread_kind,is_failure_report,failure_code,
 is_proposal,language,note) and the local texts (JSONL: framework,thread_number,thread_kind,
-title,opening_text,url,language), lands the texts as SYNTHETIC raw records in a temporary
-warehouse and builds the screen models there (synthetic/screens.py: the SQL the build runs).
+title,opening_text,url,language), lands the texts in SYNTHETIC raw records (made-up dates and
+authors around the real texts) in a temporary warehouse and builds the screen models there
+(synthetic/screens.py: the SQL the build runs).
 Prints per screen the threads, positives, flagged, recall, precision and share of the other
 threads flagged, overall and per language, the misses (framework#number only, never text) and
 the time dbt took.

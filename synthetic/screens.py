@@ -1,7 +1,8 @@
 """Run the tracker's two screens (int_failure_screen, int_proposal_screen) on given threads,
-without a live GitHub: the threads are landed as SYNTHETIC raw github records (origin
-"synthetic") in a warehouse of their own and the screen models are built there with dbt, so the
-evaluation and the tests run the very SQL the build runs.
+without a live GitHub: each thread's title and opening post are landed in SYNTHETIC raw github
+records (origin "synthetic": their dates, authors and states are made up; only the given texts
+are the thread's) in a warehouse of their own, and the screen models are built there with dbt,
+so the evaluation and the tests run the very SQL the build runs.
 
 A project without the screen models (the tree before the screens existed) is run up to its
 marts, and the screens are read from the marts' rows the screen found.
