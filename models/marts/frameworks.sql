@@ -50,6 +50,7 @@ select
     r.repository_url,
     r.main_branch,
     r.option_syntax,
+    r.in_study,
     c.snapshot_sha,
     c.snapshot_committed_at,
     coalesce(c.commits_walked, 0) as commits_walked,
