@@ -15,8 +15,7 @@ labels as (
 
 ),
 
--- a paper is included when a catalog method it is the source of landed in a framework of the
--- study (frameworks added outside it are left out of every figure of the pool)
+-- a paper is included when a catalog method it is the source of landed in a framework
 landings as (
 
     select
@@ -26,8 +25,7 @@ landings as (
         count(distinct f.framework) as frameworks_count
     from {{ ref('stg_seeds__method_catalog') }} as c
     inner join {{ ref('method_frameworks') }} as f on c.method_id = f.method_id
-    inner join {{ ref('frameworks') }} as w on f.framework = w.framework
-    where c.source_arxiv_id is not null and w.in_study
+    where c.source_arxiv_id is not null
     group by c.source_arxiv_id
 
 ),
