@@ -121,6 +121,8 @@ def test_the_method_card_answers_by_id_arxiv_id_or_name(built):
     assert "actor_rollout_ref.actor.policy_loss.loss_mode=gspo" in card.stdout
     assert "https://github.com/verl-project/verl/commit/" in card.stdout
     assert "through:    https://github.com/verl-project/verl/pull/" in card.stdout  # subject
+    # NeMo-RL reverted GSPO (#973) and merged it again (#976): the card says when
+    assert "removed:    2025-08-24, re-landed 2025-08-27" in card.stdout
     by_paper = tracker("method", "arXiv:2506.13585", env=env)
     assert by_paper.returncode == 0 and "(cispo)" in by_paper.stdout
     several = tracker("method", "clip", env=env)  # part of several names: a list, uncut

@@ -91,7 +91,10 @@ def card(con: duckdb.DuckDBPyConnection, method_id: str) -> str:
         "f.date_is_upper_bound, f.lag_days, f.present_at_snapshot, f.removed_date, "
         "e.implementation_path, e.implementing_path, f.condition, r.repository_url, "
         "f.landing_pull_request_url, e.setting_verified, e.verified_against_path, "
-        "e.verified_against_line, e.verified_against_commit, e.verification_note "
+        "e.verified_against_line, e.verified_against_commit, e.verification_note, "
+        "(select list((x.removed_date, x.relanded_date) order by x.removal_number) "
+        "from marts.removals as x where x.method_id = f.method_id and x.framework = f.framework "
+        "and x.relanded_sha is not null) "
         "from marts.method_frameworks as f "
         "join marts.option_equivalents as e using (method_id, framework) "
         "join marts.frameworks as r using (framework) "
@@ -123,6 +126,7 @@ def _framework_lines(
     line,
     commit,
     note,
+    relandings,
 ) -> list[str]:
     state = "" if present else f" · removed {removed:%Y-%m-%d}" if removed else " · gone"
     how = "on by default; to make it explicit" if tier == "default" else "turn it on"
@@ -144,4 +148,7 @@ def _framework_lines(
     )
     if pr:
         lines.append(f"    through:    {pr}")
+    # a method that left and came back: the header shows only whether it is there now
+    for gone, back in relandings or []:
+        lines.append(f"    removed:    {gone:%Y-%m-%d}, re-landed {back:%Y-%m-%d}")
     return lines

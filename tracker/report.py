@@ -7,7 +7,7 @@ the same marts give byte-identical files. A figure or table whose mart has no ro
 in words (and what fills it) instead of drawing nothing or inventing data.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -48,10 +48,11 @@ class Table:
     transpose: bool = False  # one row of figures shown as (figure, value) rows
 
 
-def frameworks(con: duckdb.DuckDBPyConnection) -> list[str]:
-    return [
-        r[0] for r in con.execute("select framework from marts.frameworks order by 1").fetchall()
-    ]
+def frameworks(con: duckdb.DuckDBPyConnection, study_only: bool = False) -> list[str]:
+    """The frameworks by name; ``study_only`` keeps the study's seven, which its figures count."""
+    where = "where in_study" if study_only else ""
+    query = f"select framework from marts.frameworks {where} order by 1"
+    return [r[0] for r in con.execute(query).fetchall()]
 
 
 # the method catalog's families (seeds/_seeds.yml accepts exactly these), in words
@@ -115,7 +116,8 @@ def _quarters(con) -> tuple[list[Quarter], str]:
         ).fetchall()
     ]
     [(first_snapshot, window_to)] = con.execute(
-        "select (select cast(min(snapshot_committed_at) as date) from marts.frameworks), "
+        "select (select cast(min(snapshot_committed_at) as date) from marts.frameworks "
+        "where in_study), "
         "window_to from marts.inclusion_summary"
     ).fetchall()
     seen = f"the earliest framework snapshot ({first_snapshot:%Y-%m-%d})" if first_snapshot else ""
@@ -194,13 +196,13 @@ def figure_cohorts(con) -> plt.Figure:
 
 
 def figure_lags(con) -> plt.Figure:
-    """Days from first public version to first main-branch landing, per method and framework,
-    for methods first public in the window; upper-bound landing dates are hollow."""
-    names = frameworks(con)
+    """Days from first public version to first main-branch landing, per method and framework of
+    the study, for methods first public in the window; upper-bound landing dates are hollow."""
+    names = frameworks(con, study_only=True)
     rows = con.execute(
         "select m.method_id, m.first_public_date, f.framework, f.lag_days, f.date_is_upper_bound "
         "from marts.methods as m join marts.method_frameworks as f using (method_id) "
-        "where f.lag_days is not null "
+        "where f.lag_days is not null and f.framework_in_study "
         "and m.first_public_date >= (select window_from from marts.inclusion_summary) "
         "order by m.first_public_date, m.method_id, f.framework"
     ).fetchall()
@@ -285,7 +287,8 @@ TABLES = [
         "select m.method_id, e.framework, e.fragment "
         "|| case when e.present_at_snapshot then '' else ' (removed)' end as fragment "
         "from marts.methods as m join marts.option_equivalents as e using (method_id) "
-        "where m.frameworks_count >= 3 "
+        "join marts.frameworks as w using (framework) "
+        "where m.frameworks_count >= 3 and w.in_study "
         "order by m.frameworks_count desc, m.method_id, e.framework",
         pivot=("method_id", "framework", "fragment"),
     ),
@@ -295,8 +298,20 @@ TABLES = [
         "select method_id, name, family, source_arxiv_id, first_public_date, "
         "case when lag_is_upper_bound then '<= ' else '' end "
         "|| strftime(first_landing_date, '%Y-%m-%d') as first_landing, "
-        "first_landing_framework, lag_days, lag_days_after_public, frameworks as included_by "
+        "first_landing_framework, lag_days, lag_days_after_public, frameworks as included_by, "
+        "frameworks_outside_study as also_outside_the_study "
         "from marts.methods order by family, method_id",
+    ),
+    Table(
+        "frameworks_comparison",
+        "The study's frameworks and those outside it: what each offers, and what only it offers",
+        "select f.framework, f.in_study, f.stars, strftime(f.snapshot_committed_at, '%Y-%m-%d') "
+        "as snapshot_date, left(f.snapshot_sha, 12) as snapshot_commit, f.commits_walked, "
+        "f.options_detected, f.methods_at_snapshot, f.methods_beyond_study, "
+        "(select string_agg(c.method_id, ', ' order by c.method_id) "
+        "from marts.framework_comparison as c where c.framework = f.framework) "
+        "as methods_none_of_the_study_offer "
+        "from marts.frameworks as f order by not f.in_study, f.framework",
     ),
     Table(
         "landings_before_the_paper",
@@ -366,8 +381,10 @@ def _text(value) -> str | None:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def markdown(frame: pl.DataFrame, title: str, empty: str) -> str:
+def markdown(frame: pl.DataFrame, title: str, empty: str, lacking: Sequence[str] = ()) -> str:
     lines = [f"# {title}", ""]
+    if lacking:
+        lines += [f"Still empty: {'; '.join(lacking)}.", ""]
     if not frame.height:
         return "\n".join([*lines, empty, ""])
     cell = lambda v: "" if v is None else str(v).replace("|", "\\|")  # noqa: E731
@@ -390,7 +407,47 @@ MARTS = (
     "failure_reports",
     "contribution_rules",
     "model_report_methods",
+    "framework_comparison",
 )
+
+
+@dataclass(frozen=True)
+class Input:
+    """Something a figure or table is drawn from: a query over the marts counting its rows, and
+    what fills it when the count is zero."""
+
+    count_sql: str
+    what: str
+
+
+# what each figure and table needs beyond the frameworks' histories, which the snapshot holds
+INPUTS: dict[str, tuple[Input, ...]] = {
+    "cohorts": (
+        Input(
+            "select count(*) filter (where pool_complete) from marts.inclusion_summary",
+            "a complete pool of papers (a live `tracker ingest arxiv` over the whole window)",
+        ),
+        Input(
+            "select count(*) from marts.papers where label is not null",
+            "reviewed paper labels (`tracker label papers`, seeds/paper_labels.csv)",
+        ),
+    ),
+    "proposals": (
+        Input(
+            "select count(*) from marts.proposals",
+            "the frameworks' threads (a live `tracker ingest github`; texts are never bundled)",
+        ),
+    ),
+}
+
+
+def missing_inputs(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """Per figure or table, the inputs it is drawn from that are still empty."""
+    return {
+        name: missing
+        for name, needs in INPUTS.items()
+        if (missing := [n.what for n in needs if not con.execute(n.count_sql).fetchall()[0][0]])
+    }
 
 
 def caption(name: str) -> str:
@@ -416,13 +473,16 @@ def fill(con: duckdb.DuckDBPyConnection, out: Path) -> list[str]:
     """Write every figure (PNG, SVG) and table (CSV, Markdown) into the empty folder ``out``;
     return the names of the files written."""
     written = write_figures(con, out)
+    missing = missing_inputs(con)
     for table in TABLES:
         frame = table_frame(con, table)
         frame.write_csv(out / f"{table.name}.csv")
-        (out / f"{table.name}.md").write_text(markdown(frame, table.title, table.empty))
+        lacking = missing.get(table.name, [])
+        (out / f"{table.name}.md").write_text(markdown(frame, table.title, table.empty, lacking))
         written += [out / f"{table.name}.csv", out / f"{table.name}.md"]
+    lacks = lambda n: f" **Still empty:** {'; '.join(missing[n])}." if n in missing else ""  # noqa: E731
     index = ["# Report", "", "Regenerated from the marts by `tracker report`.", ""]
-    index += [f"- ![{n}]({n}.svg) `{n}.png`, `{n}.svg`: {caption(n)}" for n in FIGURES]
-    index += [f"- [{t.title}]({t.name}.md) (`{t.name}.csv`)" for t in TABLES]
+    index += [f"- ![{n}]({n}.svg) `{n}.png`, `{n}.svg`: {caption(n)}.{lacks(n)}" for n in FIGURES]
+    index += [f"- [{t.title}]({t.name}.md) (`{t.name}.csv`).{lacks(t.name)}" for t in TABLES]
     (out / "README.md").write_text("\n".join(index) + "\n")
     return [p.name for p in [*written, out / "README.md"]]

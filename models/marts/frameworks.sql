@@ -1,4 +1,5 @@
--- The tracked frameworks: where their code lives, the last main-branch commit mined, and counts.
+-- The tracked frameworks: where their code lives, whether the study counts them, the last
+-- main-branch commit mined, and counts.
 
 with repositories as (
 
@@ -43,6 +44,14 @@ events as (
     from {{ ref('option_events') }}
     group by framework
 
+),
+
+beyond as (
+
+    select framework, count(*) as methods_beyond_study
+    from {{ ref('framework_comparison') }}
+    group by framework
+
 )
 
 select
@@ -51,15 +60,19 @@ select
     r.main_branch,
     r.option_syntax,
     r.in_study,
+    r.stars,
+    r.stars_source,
     c.snapshot_sha,
     c.snapshot_committed_at,
     coalesce(c.commits_walked, 0) as commits_walked,
     coalesce(o.options_detected, 0) as options_detected,
     coalesce(e.option_events, 0) as option_events,
     coalesce(i.methods_included, 0) as methods_included,
-    coalesce(i.methods_at_snapshot, 0) as methods_at_snapshot
+    coalesce(i.methods_at_snapshot, 0) as methods_at_snapshot,
+    case when not r.in_study then coalesce(b.methods_beyond_study, 0) end as methods_beyond_study
 from repositories as r
 left join commits as c on r.framework = c.framework
 left join options as o on r.framework = o.framework
 left join events as e on r.framework = e.framework
 left join included as i on r.framework = i.framework
+left join beyond as b on r.framework = b.framework

@@ -31,12 +31,19 @@ settings as (
 
     select * from {{ ref('int_settings_verified') }} where setting_order = 0
 
+),
+
+frameworks as (
+
+    select framework, in_study from {{ ref('stg_seeds__framework_repositories') }}
+
 )
 
 select
     l.method_id || ':' || l.framework as method_framework_id,
     l.method_id,
     l.framework,
+    fw.in_study as framework_in_study,
     s.tier,
     l.option_field,
     l.option_value,
@@ -67,5 +74,6 @@ from landings as l
 inner join methods as c on l.method_id = c.method_id
 left join papers as p on c.source_arxiv_id = p.arxiv_id
 inner join settings as s on l.method_id = s.method_id and l.framework = s.framework
+inner join frameworks as fw on l.framework = fw.framework
 left join pull_requests as pr
     on l.framework = pr.framework and l.first_landing_sha = pr.commit_sha

@@ -15,14 +15,18 @@ labels as (
 
 ),
 
--- a paper is included when a catalog method it is the source of landed in a framework
+-- a paper is included when a catalog method it is the source of landed in one of the study's
+-- frameworks; landings in frameworks tracked outside the study are listed apart
 landings as (
 
     select
         c.source_arxiv_id as arxiv_id,
-        min(f.first_landing_date) as first_landing_date,
-        string_agg(distinct f.framework, ', ' order by f.framework) as frameworks,
-        count(distinct f.framework) as frameworks_count
+        min(f.first_landing_date) filter (where f.framework_in_study) as first_landing_date,
+        string_agg(distinct f.framework, ', ' order by f.framework)
+            filter (where f.framework_in_study) as frameworks,
+        count(distinct f.framework) filter (where f.framework_in_study) as frameworks_count,
+        string_agg(distinct f.framework, ', ' order by f.framework)
+            filter (where not f.framework_in_study) as frameworks_outside_study
     from {{ ref('stg_seeds__method_catalog') }} as c
     inner join {{ ref('method_frameworks') }} as f on c.method_id = f.method_id
     where c.source_arxiv_id is not null
@@ -30,11 +34,12 @@ landings as (
 
 ),
 
--- exposure runs to the day every framework had been mined to (the earliest snapshot commit)
+-- exposure runs to the day every study framework had been mined to (the earliest snapshot commit)
 snapshot as (
 
     select min(cast(snapshot_committed_at as date)) as snapshot_date
     from {{ ref('frameworks') }}
+    where in_study
 
 ),
 
@@ -48,6 +53,7 @@ papers as (
         g.first_landing_date,
         g.frameworks,
         coalesce(g.frameworks_count, 0) as frameworks_count,
+        g.frameworks_outside_study,
         date_diff('day', s.first_version_date, d.snapshot_date) as exposure_days,
         {{ lag_days('s.first_version_date', 'g.first_landing_date') }} as lag_days
     from screened as s
@@ -73,6 +79,7 @@ select
     lag_days,
     frameworks,
     frameworks_count,
+    frameworks_outside_study,
     case
         when exposure_days >= 180 then coalesce(lag_days <= 180, false)
     end as included_within_180_days

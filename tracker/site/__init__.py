@@ -248,6 +248,12 @@ def framework_page(con, framework: str) -> dict[str, Any]:
         "where f.framework = ? order by f.first_landing_date, f.method_id",
         [framework],
     )
+    beyond = rows(
+        con,
+        "select method_id, method_name from marts.framework_comparison where framework = ? "
+        "order by method_id",
+        [framework],
+    )
     rules = rows(con, "select * from marts.contribution_rules where framework = ?", [framework])
     outcomes = rows(
         con,
@@ -259,13 +265,14 @@ def framework_page(con, framework: str) -> dict[str, Any]:
         "title": framework,
         "f": f,
         "offered": offered,
+        "beyond": beyond,
         "rules": [(k, v) for k, v in rules[0].items() if k != "framework"] if rules else [],
         "outcomes": outcomes,
     }
 
 
 def framework_index(con) -> dict[str, Any]:
-    listed = rows(con, "select * from marts.frameworks order by framework")
+    listed = rows(con, "select * from marts.frameworks order by not in_study, framework")
     return {"title": "Frameworks", "listed": listed}
 
 
