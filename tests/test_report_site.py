@@ -39,6 +39,7 @@ def test_the_report_is_the_same_for_the_same_marts_and_says_what_is_empty(built,
     ]:
         assert title in (made / f"{figure}.svg").read_text(), figure
     assert "Clipping and trust region" in (made / "families.svg").read_text()  # words, not codes
+    assert "seeds/paper_features.csv codes" in (made / "coded_properties.svg").read_text()
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         [(before,)] = con.execute(
@@ -56,6 +57,24 @@ def test_the_report_is_the_same_for_the_same_marts_and_says_what_is_empty(built,
     assert "actor_rollout_ref.actor.policy_loss.loss_mode=gspo" in gspo
     summary = (made / "headline_figures.csv").read_text()
     assert "pool_complete,false" in summary and "median_lag_days," in summary  # empty, not 0
+
+
+def test_coded_properties_draw_each_field_as_shares_with_their_counts(tmp_path):
+    """The figure reads every coded paper's row of inclusion_features (SYNTHETIC counts)."""
+    con = duckdb.connect()
+    con.execute("create schema marts")
+    con.execute(
+        "create table marts.inclusion_features as select * from (values "
+        "('policy_30b_or_more', 'all', 5, 8, 5 / 8, 2, 20, 2 / 20), "
+        "('policy_30b_or_more', 'industry_author_only', 4, 6, 4 / 6, 3, 10, 3 / 10), "
+        "('code_released', 'all', 0, 0, null, 3, 4, 0.75)) as t (field, variant, included_n, "
+        "included_total, included_share, others_n, others_total, others_share)"
+    )
+    [svg] = [p for p in report.save(report.figure_coded_properties(con), tmp_path / "f")
+             if p.suffix == ".svg"]  # fmt: skip
+    text = svg.read_text()
+    assert "policy 30b or more" in text and "5/8" in text and "2/20" in text
+    assert "0/0" in text and "3/4" in text and "4/6" not in text  # the variant all only
 
 
 @pytest.fixture(scope="module")

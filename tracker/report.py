@@ -258,18 +258,38 @@ def figure_families(con) -> plt.Figure:
 
 
 def figure_coded_properties(con) -> plt.Figure:
-    """Included against not-included papers on coded properties, where the seeds provide them.
-    The reviewed labels hold no coded properties yet, and the figure says so."""
-    fig, ax = plt.subplots(figsize=(7, 2.4))
+    """Included general methods against others from the same quarters on features coded from
+    their full texts (marts.inclusion_features, every coded paper). A bar is the share of the
+    papers that state the field, labelled n/N; the robustness variants are in the release."""
+    rows = con.execute(
+        "select field, included_n, included_total, included_share, others_n, others_total, "
+        "others_share from marts.inclusion_features where variant = 'all' order by field"
+    ).fetchall()
+    fig, ax = plt.subplots(figsize=(7, 3.6))
     _title(fig, "Included and not-included papers on coded properties")
-    labelled = con.execute(
-        "select count(*) from marts.papers where label = 'general_method'"
-    ).fetchall()[0][0]
-    _message(
-        ax,
-        f"{labelled} reviewed general methods in the pool; the seeds hold no coded properties\n"
-        "(policy size, loss change, code release) yet, so there is nothing to compare.",
-    )
+    if not any(r[2] or r[5] for r in rows):
+        [(labelled,)] = con.execute(
+            "select count(*) from marts.papers where label = 'general_method'"
+        ).fetchall()
+        _message(
+            ax,
+            f"{labelled} reviewed general methods in the pool; seeds/paper_features.csv codes\n"
+            "none of them yet, so there is nothing to compare.",
+        )
+        return fig
+    bars = (("included", 1, "#4477aa", -0.2), ("others from the same quarters", 4, "#bbbbbb", 0.2))
+    for name, at, colour, offset in bars:
+        y = [i + offset for i in range(len(rows))]
+        shares = [r[at + 2] or 0 for r in rows]
+        ax.barh(y, shares, height=0.4, color=colour, label=name)
+        for yy, share, r in zip(y, shares, rows, strict=True):
+            ax.text(share + 0.01, yy, f"{r[at]}/{r[at + 1]}", va="center", fontsize=7)
+    ax.set_yticks(range(len(rows)), [r[0].replace("_", " ") for r in rows])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.15)
+    ax.set_xlabel("share of the papers that state the field")
+    ax.legend(frameon=False, fontsize=7, loc="lower right")
+    fig.tight_layout()
     return fig
 
 
@@ -403,6 +423,7 @@ MARTS = (
     "cohorts",
     "papers",
     "inclusion_summary",
+    "inclusion_features",
     "proposals",
     "failure_reports",
     "contribution_rules",
@@ -430,6 +451,13 @@ INPUTS: dict[str, tuple[Input, ...]] = {
         Input(
             "select count(*) from marts.papers where label is not null",
             "reviewed paper labels (`tracker label papers`, seeds/paper_labels.csv)",
+        ),
+    ),
+    "coded_properties": (
+        Input(
+            "select coalesce(max(included_total + others_total), 0) "
+            "from marts.inclusion_features where variant = 'all'",
+            "features coded from the papers' full texts (seeds/paper_features.csv)",
         ),
     ),
     "proposals": (
