@@ -184,3 +184,18 @@ def test_long_text_defaults_are_not_kept():
         [("conf/a.yaml", "yaml", f"tokenizer:\n  chat_template: {template}\n")]
     )
     assert by_key(records, "key")["tokenizer.chat_template"]["default"] is None
+
+
+def test_a_required_pydantic_field_has_no_default():
+    """``Field(...)`` marks a required field (prime-rl's configs use it); it declares no default
+    rather than stopping the read."""
+    source = (
+        "from pydantic import BaseModel, Field\n"
+        "class TeacherConfig(BaseModel):\n"
+        "    name: str = Field(..., description='served model')\n"
+        "    tau: float = Field(0.1, ge=0)\n"
+    )
+    records, failures = definitions.read([("configs/teacher.py", "tree", source)])
+    keys = by_key(records, "key")
+    assert failures == []
+    assert keys["name"]["default"] is None and keys["tau"]["default"] == "0.1"

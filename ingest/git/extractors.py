@@ -275,6 +275,8 @@ def _field_default_and_choices(stmt: ast.AnnAssign) -> tuple[Any, list[str]]:
     if isinstance(call, ast.Call) and _name(call.func) in ("field", "Field"):
         keywords = {k.arg: k.value for k in call.keywords}
         default = _literal(keywords.get("default", call.args[0] if call.args else None))
+        if default is Ellipsis:  # pydantic's `Field(...)`: a required field, no default
+            default = None
         for key in ("metadata", "json_schema_extra"):
             meta = _literal(keywords.get(key))
             if isinstance(meta, dict) and isinstance(meta.get("choices"), list | tuple):

@@ -59,7 +59,12 @@ settings as (
         0 as setting_order,
         option_field,
         nullif(option_value, '') as option_value,
-        field_default,
+        -- a field several config classes declare, each with its own default (a union with one
+        -- class per algorithm), has no one default: each value is a choice
+        case
+            when count(distinct field_default) over (partition by framework, option_field) = 1
+                then field_default
+        end as field_default,
         extractor,
         tier as seed_tier,
         implementation_path as implementing_path,
