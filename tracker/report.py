@@ -235,7 +235,33 @@ def figure_lags(con) -> plt.Figure:
 
 
 def figure_families(con) -> plt.Figure:
-    """Catalog methods per family: included by at least one framework, or by none."""
+    """General methods of the pool per family of change, included by one of the study's
+    frameworks or not (marts.family_inclusion), with the study's two groups of families."""
+    rows = con.execute(
+        "select family, level, general_methods, included from marts.family_inclusion "
+        "order by level = 'group', general_methods desc, family"
+    ).fetchall()
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    _title(fig, "General methods per family of change, included or not")
+    if not any(r[2] for r in rows):
+        _message(ax, "No general method of the pool has a reviewed family yet.")
+        return fig
+    labels = [family_label(r[0]) + (" (group)" if r[1] == "group" else "") for r in rows]
+    ax.barh(labels, [r[3] for r in rows], color="#4477aa", label="included")
+    ax.barh(labels, [r[2] - r[3] for r in rows], left=[r[3] for r in rows], color="#bbbbbb",
+            label="in no framework of the study")  # fmt: skip
+    for i, r in enumerate(rows):
+        ax.text(r[2] + 0.3, i, f"{r[3]}/{r[2]}", va="center", fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("general methods in the pool")
+    ax.legend(frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def figure_catalog_families(con) -> plt.Figure:
+    """Catalog methods per family: included by at least one of the study's frameworks, or by
+    none."""
     rows = con.execute(
         "select family, count(*) filter (where frameworks_count > 0), "
         "count(*) filter (where frameworks_count = 0) from marts.methods "
@@ -297,6 +323,7 @@ FIGURES: dict[str, Callable[[duckdb.DuckDBPyConnection], plt.Figure]] = {
     "cohorts": figure_cohorts,
     "lags": figure_lags,
     "families": figure_families,
+    "catalog_families": figure_catalog_families,
     "coded_properties": figure_coded_properties,
 }
 
@@ -361,6 +388,37 @@ TABLES = [
         "are never bundled).",
     ),
     Table(
+        "feature_variants",
+        "Features of included papers against others from the same quarters, with the robustness "
+        "variants (inclusion_features)",
+        "select field, variant, included_n || '/' || included_total as included, "
+        "round(included_share, 2) as included_share, others_n || '/' || others_total as others, "
+        "round(others_share, 2) as others_share, round(share_gap, 2) as gap "
+        "from marts.inclusion_features order by field, variant",
+    ),
+    Table(
+        "landings_after_threads",
+        "Landings that followed an earlier issue or discussion citing or naming the paper, per "
+        "framework of the study (methods first public in the pool window)",
+        "select coalesce(t.framework, 'all') as framework, count(*) as landings, "
+        "count(*) filter (where t.followed_thread) as after_a_thread, "
+        "median(t.lead_days) as median_lead_days "
+        "from marts.landings_after_threads as t join marts.frameworks as f using (framework) "
+        "where f.in_study and t.first_public_date >= "
+        "(select window_from from marts.inclusion_summary) "
+        "group by grouping sets ((t.framework), ()) order by t.framework nulls last",
+    ),
+    Table(
+        "removals",
+        "Landings later removed from a framework's main branch, and re-landed",
+        "select method_id, framework, strftime(landed_date, '%Y-%m-%d') as landed, "
+        "strftime(removed_date, '%Y-%m-%d') as removed, left(removed_sha, 12) as removed_commit, "
+        "strftime(relanded_date, '%Y-%m-%d') as relanded, left(relanded_sha, 12) "
+        "as relanded_commit, relanded_tier, days_absent "
+        "from marts.removals order by removed_date, method_id, framework",
+        empty="No landing was ever removed.",
+    ),
+    Table(
         "headline_figures",
         "Headline figures (inclusion_summary)",
         "select * from marts.inclusion_summary",
@@ -423,12 +481,15 @@ MARTS = (
     "cohorts",
     "papers",
     "inclusion_summary",
-    "inclusion_features",
     "proposals",
     "failure_reports",
     "contribution_rules",
     "model_report_methods",
     "framework_comparison",
+    "inclusion_features",
+    "family_inclusion",
+    "landings_after_threads",
+    "removals",
 )
 
 
@@ -441,31 +502,33 @@ class Input:
     what: str
 
 
+POOL = Input(
+    "select count(*) filter (where pool_complete) from marts.inclusion_summary",
+    "a complete pool of papers (a live `tracker ingest arxiv` over the whole window)",
+)
+LABELS = Input(
+    "select count(*) from marts.papers where label is not null",
+    "reviewed paper labels (`tracker label papers`, seeds/paper_labels.csv)",
+)
+FEATURES = Input(
+    "select coalesce(max(included_total + others_total), 0) "
+    "from marts.inclusion_features where variant = 'all'",
+    "features coded from the papers' full texts (seeds/paper_features.csv)",
+)
+THREADS = Input(
+    "select sum(threads_recorded) from marts.frameworks",
+    "the frameworks' threads (a live `tracker ingest github`; texts are never bundled)",
+)
+
 # what each figure and table needs beyond the frameworks' histories, which the snapshot holds
 INPUTS: dict[str, tuple[Input, ...]] = {
-    "cohorts": (
-        Input(
-            "select count(*) filter (where pool_complete) from marts.inclusion_summary",
-            "a complete pool of papers (a live `tracker ingest arxiv` over the whole window)",
-        ),
-        Input(
-            "select count(*) from marts.papers where label is not null",
-            "reviewed paper labels (`tracker label papers`, seeds/paper_labels.csv)",
-        ),
-    ),
-    "coded_properties": (
-        Input(
-            "select coalesce(max(included_total + others_total), 0) "
-            "from marts.inclusion_features where variant = 'all'",
-            "features coded from the papers' full texts (seeds/paper_features.csv)",
-        ),
-    ),
-    "proposals": (
-        Input(
-            "select count(*) from marts.proposals",
-            "the frameworks' threads (a live `tracker ingest github`; texts are never bundled)",
-        ),
-    ),
+    "cohorts": (POOL, LABELS),
+    "families": (POOL, LABELS),
+    "coded_properties": (LABELS, FEATURES),
+    "feature_variants": (LABELS, FEATURES),
+    "proposals": (THREADS,),
+    "landings_after_threads": (THREADS,),
+    "headline_figures": (POOL, LABELS),
 }
 
 

@@ -16,10 +16,14 @@ bounds as (
     select
         cast('{{ var("pool_from") }}' as date) as pool_from,
         cast('{{ var("pool_to") }}' as date) as pool_to,
-        (select cast(min(snapshot_committed_at) as date) from {{ ref('frameworks') }} where in_study)
-            as first_snapshot,
-        (select cast(max(snapshot_committed_at) as date) from {{ ref('frameworks') }} where in_study)
-            as last_snapshot,
+        (
+            select cast(min(snapshot_committed_at) as date) from {{ ref('frameworks') }}
+            where in_study
+        ) as first_snapshot,
+        (
+            select cast(max(snapshot_committed_at) as date) from {{ ref('frameworks') }}
+            where in_study
+        ) as last_snapshot,
         (select cast(min(first_landing_date) as date) from general_methods) as first_landing
 
 ),

@@ -46,6 +46,14 @@ events as (
 
 ),
 
+threads as (
+
+    select framework, count(*) as threads_recorded
+    from {{ ref('stg_github__threads') }}
+    group by framework
+
+),
+
 beyond as (
 
     select framework, count(*) as methods_beyond_study
@@ -69,10 +77,12 @@ select
     coalesce(e.option_events, 0) as option_events,
     coalesce(i.methods_included, 0) as methods_included,
     coalesce(i.methods_at_snapshot, 0) as methods_at_snapshot,
-    case when not r.in_study then coalesce(b.methods_beyond_study, 0) end as methods_beyond_study
+    case when not r.in_study then coalesce(b.methods_beyond_study, 0) end as methods_beyond_study,
+    coalesce(t.threads_recorded, 0) as threads_recorded
 from repositories as r
 left join commits as c on r.framework = c.framework
 left join options as o on r.framework = o.framework
 left join events as e on r.framework = e.framework
 left join included as i on r.framework = i.framework
 left join beyond as b on r.framework = b.framework
+left join threads as t on r.framework = t.framework

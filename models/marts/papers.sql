@@ -23,10 +23,10 @@ landings as (
         c.source_arxiv_id as arxiv_id,
         min(f.first_landing_date) filter (where f.framework_in_study) as first_landing_date,
         string_agg(distinct f.framework, ', ' order by f.framework)
-            filter (where f.framework_in_study) as frameworks,
+        filter (where f.framework_in_study) as frameworks,
         count(distinct f.framework) filter (where f.framework_in_study) as frameworks_count,
         string_agg(distinct f.framework, ', ' order by f.framework)
-            filter (where not f.framework_in_study) as frameworks_outside_study
+        filter (where not f.framework_in_study) as frameworks_outside_study
     from {{ ref('stg_seeds__method_catalog') }} as c
     inner join {{ ref('method_frameworks') }} as f on c.method_id = f.method_id
     where c.source_arxiv_id is not null

@@ -187,7 +187,10 @@ def home(con) -> dict[str, Any]:
     [counts] = rows(
         con,
         "select count(*) as catalog, count(*) filter (where frameworks_count > 0) as included, "
-        "count(*) filter (where frameworks_count >= 3) as widely from marts.methods",
+        "count(*) filter (where frameworks_count >= 3) as widely, "
+        "(select count(*) filter (where in_study) from marts.frameworks) as study, "
+        "(select count(*) filter (where not in_study) from marts.frameworks) as outside "
+        "from marts.methods",
     )
     return {
         "title": "Framework-inclusion tracker",
@@ -338,7 +341,9 @@ def fill(
     """Write the site's pages into the empty ``folder``, with the SVG figures of the report in
     ``figures`` (drawn afresh when no report is given) and copies of the files of the release in
     ``release`` that ``manifest`` lists."""
-    names = file_names(con, "select framework from marts.frameworks order by 1", "marts.frameworks")
+    names = file_names(  # the study's frameworks first, then those tracked outside it
+        con, "select framework from marts.frameworks order by not in_study, 1", "marts.frameworks"
+    )
     method_ids = file_names(con, "select method_id from marts.methods order by 1", "marts.methods")
     for sub in ("methods", "frameworks", "figures", "static"):
         (folder / sub).mkdir()
