@@ -2,7 +2,9 @@
 
 The threads are served by the replay server and landed by the real ingester; the catalog is the
 two synthetic methods of tests/test_pool.py, landed in a small git history mined as verl. The
-dbt project is a temporary copy whose review seeds hold the fixture's reviews.
+dbt project is a temporary copy whose review seeds hold the fixture's reviews. A third SYNTHETIC
+framework, SynthRL, is added the way a user adds one, as seed rows only, and tracked outside the
+study: it offers method two before verl and a third method verl lacks.
 """
 
 import re
@@ -12,6 +14,7 @@ import duckdb
 import git
 import pytest
 
+from ingest import project
 from ingest.git import frameworks
 from ingest.github.client import Client
 from ingest.github.threads import ingest_threads
@@ -29,8 +32,40 @@ MAINTAINER = "synthetic-maintainer"
 SYNTHETIC = {"metadata_source": "synthetic", "authors": ["Synthetic Author"]}
 
 
+# SynthRL: a framework added as data (seed rows), outside the study
+SYNTHRL_SEEDS = {
+    "framework_repositories": "SynthRL,https://github.com/synthetic/synthrl,main,python,false,"
+    "2500,synthetic\n",
+    "algorithm_locations": "SynthRL,synthrl/losses.py,registry,register_loss,loss,selectable\n",
+    "option_names": "SynthRL,loss,synthetic_m2,synthetic_m2,selectable,,\n"
+    "SynthRL,loss,synthetic_m3,synthetic_m3,selectable,,\n",
+    "unverifiable_settings": "SynthRL,synthetic_m2,synthetic framework without declarations\n"
+    "SynthRL,synthetic_m3,synthetic framework without declarations\n",
+}
+
+
+def synthrl_history(path):
+    """SynthRL's main branch: both losses registered on 2025-02-01, then an unrelated commit."""
+    repo = git.Repo.init(path, initial_branch="main")
+    losses = '@register_loss("synthetic_m2")\ndef b(): ...\n@register_loss("synthetic_m3")\n'
+    for day, name, text in [
+        ("2025-01-05", "README.md", "synthetic"),
+        ("2025-02-01", "synthrl/losses.py", losses + "def c(): ...\n"),
+        ("2025-05-01", "README.md", "synthetic, later"),
+    ]:
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+        repo.index.add([name])
+        when = f"{day}T12:00:00+00:00"
+        with repo.git.custom_environment(GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when):
+            repo.git.commit("-m", day)
+
+
 def seeds(tmp):
     copy = pool_project(tmp)
+    for name, rows in SYNTHRL_SEEDS.items():
+        with (copy / "seeds" / f"{name}.csv").open("a") as seed:
+            seed.write(rows)
     reviews = {
         "proposal_reviews": "framework,thread_number,is_proposal,method_id,outcome,reason,"
         "reviewer\nverl,5,true,,declined,,\n",
@@ -106,6 +141,7 @@ def built(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("record")
     warehouse = tmp / "record.duckdb"
     history(tmp / "verl")
+    synthrl_history(tmp / "synthrl")
     landing_sha = next(
         c.hexsha for c in git.Repo(tmp / "verl").iter_commits() if c.message.strip() == "2025-03-01"
     )
@@ -116,6 +152,13 @@ def built(tmp_path_factory):
     fake = FakeGitHub(server.url_for("/"))
     server.expect_request(re.compile(r"/repos/.*")).respond_with_handler(fake)
     record(fake, landing_sha)
+    copy = seeds(tmp)
+    (copy / "seeds" / "method_catalog.csv").write_text(
+        "method_id,name,family,source_arxiv_id,first_public_date,origin\n"
+        "synthetic_m1,SMO one,other,9999.00001,,paper\n"
+        "synthetic_m2,Synthetic method two,other,9999.00002,,paper\n"
+        "synthetic_m3,Synthetic method three,other,,2024-12-01,framework\n"
+    )
     con = duckdb.connect(str(warehouse))
     try:
         ensure_all_raw_tables(con)
@@ -130,20 +173,15 @@ def built(tmp_path_factory):
                     paper("9999.00002", TITLE_2, "2025-02-15", **SYNTHETIC),
                 ],
             )
-        frameworks.ingest(con, "verl", str(tmp / "verl"))
         with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(project, "SEEDS", copy / "seeds")  # the ingester reads the copy's seeds
+            frameworks.ingest(con, "verl", str(tmp / "verl"))
+            frameworks.ingest(con, "SynthRL", str(tmp / "synthrl"))
             mp.setenv("GITHUB_API_URL", server.url_for("/"))
             ingest_threads(con, Client("synthetic"), "verl", SLUG)
     finally:
         con.close()
         server.stop()
-    catalog = (
-        "method_id,name,family,source_arxiv_id,first_public_date,origin\n"
-        "synthetic_m1,SMO one,other,9999.00001,,paper\n"
-        "synthetic_m2,Synthetic method two,other,9999.00002,,paper\n"
-    )
-    copy = seeds(tmp)
-    (copy / "seeds" / "method_catalog.csv").write_text(catalog)
     done = subprocess.run(
         dbt_command("build", project=copy),
         capture_output=True,
@@ -239,3 +277,38 @@ def test_the_report_and_site_show_proposals_and_failure_reports(built, tmp_path)
     assert "No release was written for this site" in (tmp_path / "site" / "index.html").read_text()
     framework = (tmp_path / "site" / "frameworks" / "verl.html").read_text()
     assert "<td>closed as stale</td><td>1</td>" in framework  # outcomes in words
+
+
+def test_a_framework_added_as_seed_rows_is_mined_and_compared_but_not_counted_by_the_study(
+    built,
+):
+    con, _ = built
+    [row] = con.execute(
+        "select in_study, stars, commits_walked, methods_at_snapshot, methods_beyond_study "
+        "from marts.frameworks where framework = 'SynthRL'"
+    ).fetchall()
+    assert row == (False, 2500, 3, 2, 1)
+    assert con.execute(
+        "select framework, method_id, tier from marts.framework_comparison"
+    ).fetchall() == [("SynthRL", "synthetic_m3", "selectable")]  # verl has method two too
+    # SynthRL had method two on 2025-02-01, before verl (2025-10-01): the study's dates stay verl's
+    assert con.execute(
+        "select frameworks_count, frameworks, frameworks_outside_study, "
+        "cast(first_landing_date as date)::varchar, lag_days from marts.methods "
+        "where method_id = 'synthetic_m2'"
+    ).fetchall() == [(1, "verl", "SynthRL", "2025-10-01", 228)]
+
+
+def test_landings_name_the_earliest_earlier_issue_citing_or_naming_their_paper(built):
+    con, _ = built
+    rows = con.execute(
+        "select method_id, framework, followed_thread, thread_number, thread_kind, match_kind, "
+        "lead_days from marts.landings_after_threads order by framework, method_id"
+    ).fetchall()
+    assert rows == [
+        ("synthetic_m2", "SynthRL", False, None, None, None, None),  # its threads are not tracked
+        ("synthetic_m3", "SynthRL", False, None, None, None, None),
+        ("synthetic_m1", "verl", True, 1, "issue", "arxiv_link", 28),
+        # 2 (a pull request, 2025-04-01) is not an earlier thread; 3 cites the full title
+        ("synthetic_m2", "verl", True, 3, "issue", "full_title", 182),
+    ]

@@ -26,6 +26,8 @@ def test_the_report_is_the_same_for_the_same_marts_and_says_what_is_empty(built,
     for name in [*again, outputs.MARKER]:
         assert (tmp_path / "again" / name).read_bytes() == (made / name).read_bytes(), name
     names = set(again)
+    wide = (made / "options_in_3_or_more_frameworks.csv").read_text().splitlines()
+    wide_columns = ["AReaL", "NeMo-RL", "OpenRLHF", "ROLL", "TRL", "slime", "verl"]  # the study's
     for figure in report.FIGURES:
         assert {f"{figure}.png", f"{figure}.svg"} <= names
     assert "No proposals yet" in (made / "proposals.md").read_text()  # no GitHub record bundled
@@ -34,11 +36,26 @@ def test_the_report_is_the_same_for_the_same_marts_and_says_what_is_empty(built,
     for figure, title in [
         ("cohorts", "Cohorts of general methods and first landings, by quarter"),
         ("lags", "Days from first public version to first landing, per method and framework"),
-        ("families", "Catalog methods per family, included somewhere or nowhere"),
+        ("families", "General methods per family of change, included or not"),
+        ("catalog_families", "Catalog methods per family, included somewhere or nowhere"),
         ("coded_properties", "Included and not-included papers on coded properties"),
     ]:
         assert title in (made / f"{figure}.svg").read_text(), figure
-    assert "Clipping and trust region" in (made / "families.svg").read_text()  # words, not codes
+    assert "Clipping and trust region" in (made / "catalog_families.svg").read_text()  # words
+    assert "has a reviewed family yet" in (made / "families.svg").read_text()
+    # every figure and table drawn from an input that is still empty says which, in words
+    index = (made / "README.md").read_text()
+    for name in ("cohorts", "families", "coded_properties", "proposals", "feature_variants"):
+        line = next(x for x in index.splitlines() if f"{name}.svg" in x or f"({name}.md)" in x)
+        assert "**Still empty:**" in line, name
+    variants = (made / "feature_variants.md").read_text()
+    assert "Still empty:" in variants and "seeds/paper_features.csv" in variants
+    lags = next(x for x in index.splitlines() if "lags.svg" in x)
+    assert "Still empty" not in lags  # drawn from the histories the snapshot holds
+    # the frameworks outside the study are compared with the seven, not mixed into their tables
+    comparison = (made / "frameworks_comparison.csv").read_text().splitlines()
+    outside = [line for line in comparison[1:] if ",false," in line]
+    assert len(outside) == 4 and all(line.split(",")[0] not in wide_columns for line in outside)
     assert "seeds/paper_features.csv codes" in (made / "coded_properties.svg").read_text()
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
@@ -51,8 +68,7 @@ def test_the_report_is_the_same_for_the_same_marts_and_says_what_is_empty(built,
     assert before > 0 and f"Not shown: {before} first landings before 2025Q1" in cohorts
     # quarters the snapshot or the pool window does not cover are marked in the figure
     assert "not over" in cohorts and "outside" in cohorts and "Hatched:" in cohorts
-    wide = (made / "options_in_3_or_more_frameworks.csv").read_text().splitlines()
-    assert wide[0] == "method_id,AReaL,NeMo-RL,OpenRLHF,ROLL,TRL,slime,verl"
+    assert wide[0] == "method_id," + ",".join(wide_columns)
     gspo = next(line for line in wide if line.startswith("gspo,"))
     assert "actor_rollout_ref.actor.policy_loss.loss_mode=gspo" in gspo
     summary = (made / "headline_figures.csv").read_text()
