@@ -277,6 +277,13 @@ def test_the_report_and_site_show_proposals_and_failure_reports(built, tmp_path)
     assert "No release was written for this site" in (tmp_path / "site" / "index.html").read_text()
     framework = (tmp_path / "site" / "frameworks" / "verl.html").read_text()
     assert "<td>closed as stale</td><td>1</td>" in framework  # outcomes in words
+    synthrl = (tmp_path / "site" / "frameworks" / "SynthRL.html").read_text()
+    assert "Tracked outside the study (2500 GitHub stars" in synthrl
+    beyond = synthrl.split("Methods none of the study", 1)[1].split("<h2>", 1)[0]
+    assert "synthetic_m3.html" in beyond and "synthetic_m2.html" not in beyond
+    comparison = (tmp_path / "report" / "frameworks_comparison.csv").read_text().splitlines()
+    [row] = [line for line in comparison if line.startswith("SynthRL,")]
+    assert row.startswith("SynthRL,false,2500,") and row.endswith(",synthetic_m3")
 
 
 def test_a_framework_added_as_seed_rows_is_mined_and_compared_but_not_counted_by_the_study(

@@ -268,7 +268,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="tracker",
         description="Framework-inclusion tracker: RL methods from arXiv papers into the code of "
-        "seven training frameworks. The warehouse is TRACKER_WAREHOUSE "
+        "training frameworks. The warehouse is TRACKER_WAREHOUSE "
         f"(now {warehouse_path()}).",
     )
     p.add_argument("--version", action="version", version=f"tracker {__version__}")

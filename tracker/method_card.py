@@ -64,11 +64,13 @@ def card(con: duckdb.DuckDBPyConnection, method_id: str) -> str:
             lag,
             upper,
             lag_after,
+            outside,
         )
     ] = con.execute(
         "select name, family, origin, source_arxiv_id, first_public_date, frameworks_count, "
         "frameworks_at_snapshot, first_landing_date, first_landing_framework, lag_days, "
-        "lag_is_upper_bound, lag_days_after_public from marts.methods where method_id = ?",
+        "lag_is_upper_bound, lag_days_after_public, frameworks_outside_study "
+        "from marts.methods where method_id = ?",
         [method_id],
     ).fetchall()
     source = f"arXiv:{arxiv_id}" if arxiv_id else f"{origin}-originated"
@@ -76,18 +78,25 @@ def card(con: duckdb.DuckDBPyConnection, method_id: str) -> str:
         f"{name} ({method_id})",
         f"  family {family} · {source} · first public {public or 'not verified'}",
     ]
-    if not count:
+    if not count and not outside:
         lines.append("  not included in any tracked framework's main branch")
         return "\n".join(lines)
-    lag_text = f", {_lag(lag, upper)}" if lag is not None else ""
-    lines.append(
-        f"  included in {count} framework(s), {at_snapshot} at their snapshot; first landed "
-        f"{first:%Y-%m-%d} in {first_fw}{lag_text}"
-    )
+    if count:
+        lag_text = f", {_lag(lag, upper)}" if lag is not None else ""
+        lines.append(
+            f"  included in {count} of the study's frameworks, {at_snapshot} at their snapshot; "
+            f"first landed {first:%Y-%m-%d} in {first_fw}{lag_text}"
+        )
+    else:
+        lines.append("  in none of the study's frameworks")
+    if outside:
+        lines.append(f"  also tracked outside the study: {outside}")
     if lag is not None and lag < 0 and lag_after is not None:
         lines.append(f"  first landing after the paper: {lag_after} days after it")
     rows = con.execute(
-        "select f.framework, f.tier, e.fragment, f.first_landing_sha, f.first_landing_date, "
+        "select f.framework || case when f.framework_in_study then '' "
+        "else ' (outside the study)' end, f.tier, e.fragment, f.first_landing_sha, "
+        "f.first_landing_date, "
         "f.date_is_upper_bound, f.lag_days, f.present_at_snapshot, f.removed_date, "
         "e.implementation_path, e.implementing_path, f.condition, r.repository_url, "
         "f.landing_pull_request_url, e.setting_verified, e.verified_against_path, "
@@ -98,7 +107,8 @@ def card(con: duckdb.DuckDBPyConnection, method_id: str) -> str:
         "from marts.method_frameworks as f "
         "join marts.option_equivalents as e using (method_id, framework) "
         "join marts.frameworks as r using (framework) "
-        "where f.method_id = ? order by f.first_landing_date, f.framework",
+        "where f.method_id = ? "
+        "order by not f.framework_in_study, f.first_landing_date, f.framework",
         [method_id],
     ).fetchall()
     for row in rows:

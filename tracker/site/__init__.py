@@ -210,7 +210,8 @@ def method_page(con, method_id: str) -> dict[str, Any]:
         "r.repository_url from marts.method_frameworks as f "
         "join marts.option_equivalents as e using (method_id, framework) "
         "join marts.frameworks as r using (framework) "
-        "where f.method_id = ? order by f.first_landing_date, f.framework",
+        "where f.method_id = ? "
+        "order by not f.framework_in_study, f.first_landing_date, f.framework",
         [method_id],
     )
     proposals = rows(
