@@ -388,6 +388,30 @@ TABLES = [
         "are never bundled).",
     ),
     Table(
+        "failure_reports",
+        "Training failures users reported, and the settings that address them",
+        "select framework, thread_number, failure_code, found_by, is_confirmed, "
+        "array_to_string(addressing_methods, ', ') as methods, "
+        "array_to_string(settings_to_try, '; ') as settings_to_try, html_url "
+        "from marts.failure_reports order by framework, thread_number, failure_code",
+        empty="No failure reports yet: they come from a live `tracker ingest github`.",
+    ),
+    Table(
+        "contribution_rules",
+        "What each framework asks of a method's proposal (its contribution rules)",
+        "select framework, requires_tests, requires_docs, requires_paper_index_entry, "
+        "requires_results, method_route, has_method_proposal_template, "
+        "has_pull_request_template, left(rules_commit, 12) as rules_commit "
+        "from marts.contribution_rules order by framework",
+    ),
+    Table(
+        "model_reports",
+        "Methods the technical reports of large open-weight models state",
+        "select model, arxiv_id, total_params_b, method_id, statement, removes_kl, "
+        "frameworks_including from marts.model_report_methods "
+        "order by first_version_date, model, method_id",
+    ),
+    Table(
         "feature_variants",
         "Features of included papers against others from the same quarters, with the robustness "
         "variants (inclusion_features)",
@@ -527,6 +551,7 @@ INPUTS: dict[str, tuple[Input, ...]] = {
     "coded_properties": (LABELS, FEATURES),
     "feature_variants": (LABELS, FEATURES),
     "proposals": (THREADS,),
+    "failure_reports": (THREADS,),
     "landings_after_threads": (THREADS,),
     "headline_figures": (POOL, LABELS),
 }
