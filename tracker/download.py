@@ -171,7 +171,9 @@ def _read_manifest(folder: Path, remedy: str) -> dict[str, Any]:
             _check_file(entry, "the release's other files")
             paths.append(entry["path"])
         if len(paths) != len(set(paths)):
-            raise TrackerError("it lists one file twice")
+            raise TrackerError(
+                "it lists one file twice (one file for two tables, or a table's file as another)"
+            )
     except TrackerError as exc:
         raise TrackerError(f"manifest.json refused: {exc}; {remedy}") from None
     except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
