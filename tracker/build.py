@@ -133,20 +133,29 @@ def copy_project(folder: Path, seeds: dict[str, str]) -> Path:
 
 
 def build(
-    snapshot_dir: Path, release_dir: Path, allow_shrink: bool = False, verbose: bool = False
+    snapshot_dir: Path,
+    release_dir: Path,
+    allow_shrink: bool = False,
+    verbose: bool = False,
+    previous: str | None = None,
 ) -> None:
     """Land the snapshot, build, and write the release with the report and the site next to
     it (``report/`` and ``site/`` in the release folder's parent).
 
     Everything is written aside and swapped in at the end: the warehouse (tracker/warehouse.py)
     and the three folders (tracker/outputs.py). A build that fails anywhere changes none of them,
-    and a folder the tracker did not make stops it before any work."""
+    and a folder the tracker did not make stops it before any work. ``previous`` (a release
+    folder, manifest URL or archive) is what the release's changes are computed against instead
+    of the release it replaces; it is obtained and verified before any work."""
     report_dir, site_dir = release_dir.parent / "report", release_dir.parent / "site"
     folders = {"release": release_dir, "report": report_dir, "site": site_dir}
     for kind, folder in folders.items():
         outputs.check_replaceable(folder, kind)
     started = time.monotonic()
-    with warehouse.writing("build", publish_on_error=False) as work:
+    with (
+        release.compared_release(previous) as compare_with,
+        warehouse.writing("build", publish_on_error=False) as work,
+    ):
         log.info("1/3 landing the snapshot %s", snapshot_dir)
         with parsing(work.path):
             con = work.connect()
@@ -173,7 +182,7 @@ def build(
             outputs.replacing(report_dir, "report") as report_stage,
             outputs.replacing(site_dir, "site") as site_stage,
         ):
-            manifest = release.fill(con, release_stage, release_dir, allow_shrink)
+            manifest = release.fill(con, release_stage, release_dir, allow_shrink, compare_with)
             files = report.fill(con, report_stage)
             pages = site.fill(con, site_stage, release_stage, report_stage, manifest)
         summary = pool_summary(con)

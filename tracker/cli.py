@@ -3,6 +3,7 @@
 import argparse
 import errno
 import getpass
+import json
 import logging
 import os
 import sys
@@ -45,7 +46,7 @@ def _print_table(headers: list[str], rows: list[tuple]) -> None:
 def cmd_build(args: argparse.Namespace) -> None:
     from tracker import build
 
-    build.build(args.snapshot, args.release, args.allow_shrink, args.verbose)
+    build.build(args.snapshot, args.release, args.allow_shrink, args.verbose, args.previous)
 
 
 def cmd_snapshot_export(args: argparse.Namespace) -> None:
@@ -62,7 +63,8 @@ def cmd_snapshot_load(args: argparse.Namespace) -> None:
 
 
 def cmd_release(args: argparse.Namespace) -> None:
-    manifest = release.write(connect(read_only=True), args.out, args.allow_shrink)
+    with release.compared_release(args.previous) as compare_with:
+        manifest = release.write(connect(read_only=True), args.out, args.allow_shrink, compare_with)
     for table in manifest["tables"].values():
         print(f"{args.out / table['files']['parquet']['path']}: {table['rows']} rows")
     print(f"{args.out / 'manifest.json'} (snapshot date {manifest['snapshot_date']})")
@@ -88,6 +90,25 @@ def cmd_download(args: argparse.Namespace) -> None:
     tables = ", ".join(f"{n} ({t['rows']} rows)" for n, t in manifest["tables"].items())
     print(f"verified and installed into {args.into}: {tables}")
     print(f"query it with: duckdb {args.into}")
+
+
+def cmd_diff(args: argparse.Namespace) -> None:
+    """The changes between two releases, as text or as the JSON of changes.json."""
+    from tracker import changes
+
+    remedy = "check the path or URL, or download the release again"
+    with (
+        download.obtained(args.old, remedy) as (old, old_manifest),
+        download.obtained(args.new, remedy) as (new, new_manifest),
+    ):
+        versions = changes.read_version(old, old_manifest), changes.read_version(new, new_manifest)
+        found = changes.compare(old, new)
+    if args.json:
+        print(json.dumps({"old": versions[0], "new": versions[1], "comparable": found.comparable,
+                          "notes": found.notes, "changes": found.changes}, indent=2,
+                         sort_keys=True, ensure_ascii=False))  # fmt: skip
+        return
+    print("\n".join(changes.lines(*versions, found)))
 
 
 def cmd_method(args: argparse.Namespace) -> int:
@@ -242,6 +263,15 @@ def _allow_shrink(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _previous(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--previous",
+        metavar="SOURCE",
+        help="compute the release's changes against this release (folder, URL of its "
+        "manifest.json, or .zip/.tar.gz) instead of the one it replaces",
+    )
+
+
 def _framework_option(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--framework",
@@ -281,6 +311,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--verbose", action="store_true", help="show dbt's full output (always in logs/)"
     )
+
+    _previous(c)
     c.set_defaults(func=cmd_build)
 
     c = sub.add_parser("ingest", help="land records from a source into the raw schema")
@@ -369,7 +401,14 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("release", help="write every mart as Parquet and CSV with a manifest")
     c.add_argument("--out", type=Path, default=release.RELEASE_DIR)
     _allow_shrink(c)
+    _previous(c)
     c.set_defaults(func=cmd_release)
+
+    c = sub.add_parser("diff", help="what changed between two releases")
+    c.add_argument("old", help="the older release: folder, URL of its manifest.json, or archive")
+    c.add_argument("new", help="the newer release: folder, URL of its manifest.json, or archive")
+    c.add_argument("--json", action="store_true", help="print the changes as JSON")
+    c.set_defaults(func=cmd_diff)
 
     c = sub.add_parser("report", help="the study's figures and tables, from the marts")
     c.add_argument("--out", type=Path, default=PROJECT_ROOT / "report")
