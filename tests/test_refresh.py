@@ -90,7 +90,14 @@ def stand_ins(tmp_path_factory):
         mp.setenv("ARXIV_OAI_URL", server.url_for("/oai"))
         mp.setenv("GITHUB_API_URL", server.url_for("/"))
         mp.setenv("GITHUB_GRAPHQL_URL", server.url_for("/graphql"))
-        yield {"tmp": tmp, "fake": fake, "papers": papers, "project": copy, "mp": mp}
+        yield {
+            "tmp": tmp,
+            "fake": fake,
+            "papers": papers,
+            "project": copy,
+            "mp": mp,
+            "oai": server.url_for("/oai"),
+        }
     server.stop()
 
 
@@ -228,6 +235,33 @@ def test_offline_and_without_a_token_say_what_was_skipped(refreshed, stand_ins):
     assert rows["arxiv"].retry == "tracker ingest arxiv"
     assert rows["github: verl"].status == "ok" and rows["github: verl"].landed == 4
     assert done.exit_code == 0 and done.built
+
+
+def test_an_interrupted_refresh_keeps_what_landed_and_the_next_finishes_it(refreshed, stand_ins):
+    mp, wh = stand_ins["mp"], stand_ins["tmp"] / "wh" / "tracker.duckdb"
+    mp.setenv("ARXIV_OAI_URL", stand_ins["oai"])
+    stand_ins["papers"].append(paper(5))
+    add_thread(stand_ins["fake"], 4, 30)
+
+    def interrupted(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    with pytest.MonkeyPatch.context() as inner:
+        inner.setattr(refresh.threads, "ingest_threads", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            run(stand_ins)
+    con = duckdb.connect(str(wh), read_only=True)
+    kept = counts(con)
+    con.close()
+    assert kept["arxiv__papers"] == (5, 5) and kept["github__threads"] == (3, 3)
+    done = run(stand_ins)
+    rows = by_source(done)
+    assert done.exit_code == 0
+    assert rows["arxiv"].landed == 0 and rows["github: verl"].landed == 4
+    con = duckdb.connect(str(wh), read_only=True)
+    finished = counts(con)
+    con.close()
+    assert finished == {**kept, "github__threads": (4, 4), "github__timelines": (4, 4)}
 
 
 WORKFLOW = ROOT / ".github" / "workflows" / "weekly-refresh.yml"
