@@ -124,13 +124,10 @@ def refresh_frameworks(
             f" --repo {name}={repos[name]}" if name in repos else ""
         )
         outcomes[name].retry = retry
-        remote = where.startswith(("http://", "https://", "git@", "ssh://"))
-        # git's scp-like form (git@host:path) as a URL of the host
-        why = (
-            network.down(where if "://" in where else f"ssh://{where.split(':')[0]}")
-            if remote
-            else None
-        )
+        # a local path needs no network; git's scp-like form (git@host:path) is an ssh host
+        remote = where.startswith(("http://", "https://", "ssh://", "git@"))
+        url = where if "://" in where else f"ssh://{where.split(':')[0]}"
+        why = network.down(url) if remote else None
         if why:
             _skipped(outcomes[name], why, retry)
         else:
