@@ -221,6 +221,27 @@ def cmd_ingest_github(args: argparse.Namespace) -> None:
         raise TrackerError(f"not ingested: {', '.join(failed)} (the others were landed)")
 
 
+def cmd_refresh(args: argparse.Namespace) -> int:
+    """Exit 0 when every source ran or was skipped by choice, 1 when one failed, 2 when the
+    build failed (docs/commands.md#tracker-refresh)."""
+    from tracker import refresh
+
+    if args.jobs < 1 or args.pause < 0:
+        raise TrackerError("--jobs must be at least 1 and --pause at least 0")
+    repos = _repos(args.repo)
+    chosen = _chosen(args.framework)
+    done = refresh.refresh(chosen, repos, args.release, args.offline, args.pause, args.jobs)
+    print()
+    _print_table(refresh.HEADERS, done.rows())
+    if done.build_error:
+        print(f"tracker: error: the build failed: {done.build_error}", file=sys.stderr)
+    elif done.built:
+        print(f"built and released to {args.release}")
+    else:
+        print("no source refreshed, so nothing was built: the release is as it was")
+    return done.exit_code
+
+
 def _repos(items: list[str]) -> dict[str, str]:
     """``--repo NAME=PATH_OR_URL`` options, each name once and each with a path or URL."""
     repos: dict[str, str] = {}
@@ -282,6 +303,36 @@ def _framework_option(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _repo_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--repo",
+        action="append",
+        default=[],
+        metavar="NAME=PATH_OR_URL",
+        help="read NAME from this clone, bare git directory or URL instead of the seed's",
+    )
+
+
+def _jobs_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="walk up to N histories at once (default: the number of CPUs)",
+    )
+
+
+def _pause_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--pause",
+        type=float,
+        default=3.0,
+        metavar="SECONDS",
+        help="seconds between arXiv requests (arXiv asks for at least 3)",
+    )
+
+
 def _chosen(names: list[str]) -> list[str]:
     """The frameworks asked for (all by default); an unknown name is an error naming the others."""
     known = frameworks.frameworks()
@@ -314,6 +365,20 @@ def parser() -> argparse.ArgumentParser:
 
     _previous(c)
     c.set_defaults(func=cmd_build)
+
+    c = sub.add_parser(
+        "refresh",
+        help="every source incrementally (frameworks, arXiv, GitHub), then build and release",
+    )
+    _framework_option(c)
+    _repo_option(c)
+    _jobs_option(c)
+    c.add_argument(
+        "--offline", action="store_true", help="skip the network sources; rebuild what is landed"
+    )
+    c.add_argument("--release", type=Path, default=release.RELEASE_DIR, help="release folder")
+    _pause_option(c)
+    c.set_defaults(func=cmd_refresh)
 
     c = sub.add_parser("ingest", help="land records from a source into the raw schema")
     isub = c.add_subparsers(title="sources", required=True, metavar="SOURCE")
@@ -352,13 +417,7 @@ def parser() -> argparse.ArgumentParser:
         "harvesting; the default) or the query API (ARXIV_API_URL)",
     )
     s.add_argument("--page-size", type=int, default=200, metavar="N")
-    s.add_argument(
-        "--pause",
-        type=float,
-        default=3.0,
-        metavar="SECONDS",
-        help="seconds between requests (arXiv asks for at least 3)",
-    )
+    _pause_option(s)
     s.set_defaults(func=cmd_ingest_arxiv)
 
     s = isub.add_parser("github", help="the frameworks' issues and pull requests (GITHUB_TOKEN)")
@@ -373,20 +432,8 @@ def parser() -> argparse.ArgumentParser:
 
     s = isub.add_parser("frameworks", help="mine the frameworks' main-branch histories")
     _framework_option(s)
-    s.add_argument(
-        "--repo",
-        action="append",
-        default=[],
-        metavar="NAME=PATH_OR_URL",
-        help="read NAME from this clone, bare git directory or URL instead of the seed's",
-    )
-    s.add_argument(
-        "--jobs",
-        type=int,
-        default=os.cpu_count() or 1,
-        metavar="N",
-        help="walk up to N histories at once (default: the number of CPUs)",
-    )
+    _repo_option(s)
+    _jobs_option(s)
     s.set_defaults(func=cmd_ingest_frameworks)
 
     c = sub.add_parser("snapshot", help="export or load the bundled snapshot of raw records")
