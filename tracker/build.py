@@ -133,10 +133,15 @@ def copy_project(folder: Path, seeds: dict[str, str]) -> Path:
 
 
 def build(
-    snapshot_dir: Path, release_dir: Path, allow_shrink: bool = False, verbose: bool = False
+    snapshot_dir: Path,
+    release_dir: Path,
+    allow_shrink: bool = False,
+    verbose: bool = False,
+    base_url: str | None = None,
 ) -> None:
     """Land the snapshot, build, and write the release with the report and the site next to
-    it (``report/`` and ``site/`` in the release folder's parent).
+    it (``report/`` and ``site/`` in the release folder's parent; the site's feed links are
+    absolute against ``base_url`` when given).
 
     Everything is written aside and swapped in at the end: the warehouse (tracker/warehouse.py)
     and the three folders (tracker/outputs.py). A build that fails anywhere changes none of them,
@@ -145,6 +150,7 @@ def build(
     folders = {"release": release_dir, "report": report_dir, "site": site_dir}
     for kind, folder in folders.items():
         outputs.check_replaceable(folder, kind)
+    site.check_base_url(base_url)
     started = time.monotonic()
     with warehouse.writing("build", publish_on_error=False) as work:
         log.info("1/3 landing the snapshot %s", snapshot_dir)
@@ -175,7 +181,7 @@ def build(
         ):
             manifest = release.fill(con, release_stage, release_dir, allow_shrink)
             files = report.fill(con, report_stage)
-            pages = site.fill(con, site_stage, release_stage, report_stage, manifest)
+            pages = site.fill(con, site_stage, release_stage, report_stage, manifest, base_url)
         summary = pool_summary(con)
     rows = sum(t["rows"] for t in manifest["tables"].values())
     log.info("    release: %d tables, %d rows in %s", len(manifest["tables"]), rows, release_dir)

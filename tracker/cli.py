@@ -45,7 +45,7 @@ def _print_table(headers: list[str], rows: list[tuple]) -> None:
 def cmd_build(args: argparse.Namespace) -> None:
     from tracker import build
 
-    build.build(args.snapshot, args.release, args.allow_shrink, args.verbose)
+    build.build(args.snapshot, args.release, args.allow_shrink, args.verbose, args.base_url)
 
 
 def cmd_snapshot_export(args: argparse.Namespace) -> None:
@@ -79,7 +79,7 @@ def cmd_report(args: argparse.Namespace) -> None:
 def cmd_site(args: argparse.Namespace) -> None:
     from tracker import site
 
-    pages = site.write(connect(read_only=True), args.out, args.release)
+    pages = site.write(connect(read_only=True), args.out, args.release, args.base_url)
     print(f"{pages} pages written to {args.out}; open {args.out / 'index.html'} in a browser")
 
 
@@ -242,6 +242,14 @@ def _allow_shrink(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _base_url(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--base-url",
+        help="the address the site is published at: the feed's links become absolute against it "
+        "(without it they are relative to feed.xml's folder)",
+    )
+
+
 def _framework_option(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--framework",
@@ -281,6 +289,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--verbose", action="store_true", help="show dbt's full output (always in logs/)"
     )
+    _base_url(c)
     c.set_defaults(func=cmd_build)
 
     c = sub.add_parser("ingest", help="land records from a source into the raw schema")
@@ -379,6 +388,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--out", type=Path, default=PROJECT_ROOT / "site")
     c.add_argument("--release", type=Path, default=release.RELEASE_DIR,
                    help="the release folder the site links to")  # fmt: skip
+    _base_url(c)
     c.set_defaults(func=cmd_site)
 
     c = sub.add_parser("download", help="verify a release and install it as a DuckDB file")
