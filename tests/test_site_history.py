@@ -168,6 +168,7 @@ def test_whats_new_lists_each_releases_changes_newest_first_grouped_by_kind(mart
     assert kinds == sorted(kinds)  # grouped in the contract's order of kinds
     assert '<a href="https://github.com/huggingface/trl/commit/dddddddddd' in page
     assert '<a href="https://github.com/verl-project/verl/issues/4242">#4242</a>' in page
+    assert '<a href="methods/gspo.html#history">method</a>' in page
     assert "javascript:" not in page  # a link that is not a web address is not linked
     assert "DAPO clip-higher removed from TRL" in page
     method = (tmp_path / "site" / "methods" / "gspo.html").read_text()

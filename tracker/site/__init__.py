@@ -366,20 +366,38 @@ def feed(con, base_url: str | None) -> dict[str, Any]:
     }
 
 
+def check_history_entry(entry) -> None:
+    """Raise ValueError unless a release of history.json has what the pages show: a version
+    with its date, snapshot date and frameworks, and changes each with a kind and a summary."""
+    version, changes = entry["version"], entry["changes"]
+    if not (
+        isinstance(version["released_at"], str)
+        and isinstance(version["snapshot_date"], str | None)
+        and isinstance(version["frameworks"], dict)
+        and all(isinstance(f, dict | None) for f in version["frameworks"].values())
+    ):
+        raise ValueError("a release's version lacks its date or its frameworks")
+    if not isinstance(changes, list) or not all(
+        isinstance(c, dict) and isinstance(c.get("kind"), str) and isinstance(c.get("summary"), str)
+        for c in changes
+    ):
+        raise ValueError("a release's changes are not a list of changes with kind and summary")
+
+
 def read_history(release: Path | None) -> list[dict] | None:
     """The releases of the release's history.json, newest first, each with the frameworks whose
-    snapshot moved since the release before it; None when there is none. A history.json that
-    is unreadable or not of the documented layout stops the site with its name."""
+    snapshot moved since the release before it and its changes grouped by kind; None when there
+    is none. A history.json that is unreadable or not of the documented layout stops the site
+    with its name."""
     path = release / "history.json" if release else None
     if path is None or not path.is_file():
         return None
     try:
         releases = json.loads(path.read_text())["releases"]
+        if not isinstance(releases, list):
+            raise ValueError("releases is not a list")
         for entry in releases:
-            if not isinstance(entry["version"]["frameworks"], dict) or not all(
-                isinstance(c, dict) for c in entry["changes"]
-            ):
-                raise ValueError("a release without its version's frameworks or its changes")
+            check_history_entry(entry)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise TrackerError(
             f"{path} is unreadable or not a release history ({exc}); write the release again "
@@ -387,23 +405,20 @@ def read_history(release: Path | None) -> list[dict] | None:
         ) from None
     history = []
     for i, entry in enumerate(releases):
-        before = releases[i + 1]["version"]["frameworks"] if i + 1 < len(releases) else None
         frameworks = entry["version"]["frameworks"]
-        moved = (
-            None
-            if before is None
-            else sorted(
+        moved = None  # the oldest release: nothing earlier to compare its snapshots with
+        if i + 1 < len(releases):
+            before = releases[i + 1]["version"]["frameworks"]
+            moved = sorted(
                 name
                 for name, f in frameworks.items()
                 if (f or {}).get("sha") != (before.get(name) or {}).get("sha")
             )
-        )
-        groups = {}
+        groups: dict[str, list[dict]] = {}
         for change in entry["changes"]:
-            groups.setdefault(change.get("kind"), []).append(change)
-        order = sorted(
-            groups, key=lambda k: (list(CHANGES).index(k) if k in CHANGES else 99, str(k))
-        )
+            groups.setdefault(change["kind"], []).append(change)
+        kinds = list(CHANGES)
+        order = sorted(groups, key=lambda k: (kinds.index(k) if k in kinds else len(kinds), k))
         history.append(
             {"version": entry["version"], "moved": moved, "groups": [(k, groups[k]) for k in order]}
         )
@@ -565,7 +580,10 @@ def fill(
     )
     history = read_history(release)
     pages = {"index.html": ("home.html", {**home(con), "downloads": downloads})}
-    pages["whats-new.html"] = ("whats-new.html", {"title": "What's new", "history": history})
+    pages["whats-new.html"] = (
+        "whats-new.html",
+        {"title": "What's new", "history": history, "method_ids": set(method_ids)},
+    )
     pages["frameworks/index.html"] = ("frameworks.html", framework_index(con))
     for method_id in method_ids:
         pages[f"methods/{method_id}.html"] = (
