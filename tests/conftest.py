@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
+import git
 import pytest
 
 from ingest.landing.raw import Record, ensure_all_raw_tables
@@ -28,9 +29,11 @@ VERL_CONFIG = (
 def dbt_state(tmp_path_factory) -> Iterator[None]:
     """dbt's target and log folders, one pair per session (per worker with pytest-xdist): two
     dbt runs at once must never share run_results.json or a partial parse, and tests must not
-    write into the clone's target/ and logs/."""
+    write into the clone's target/ and logs/. Releases are stamped with one fixed time, so two
+    builds from one snapshot give the same bytes."""
     base = tmp_path_factory.mktemp("dbt")
     with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SOURCE_DATE_EPOCH", "1796464800")
         mp.setenv("DBT_TARGET_PATH", str(base / "target"))
         mp.setenv("DBT_LOG_PATH", str(base / "logs"))
         yield
@@ -101,3 +104,17 @@ def tree(folder: Path) -> dict[str, bytes]:
     return {
         p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
     }
+
+
+def dated_commits(path: Path, steps: list[tuple[str, str, str]]) -> git.Repo:
+    """A git repository at ``path`` whose main branch has one commit per (day, file, text) step,
+    dated at noon UTC that day and named by the day."""
+    repo = git.Repo.init(path, initial_branch="main")
+    for day, name, text in steps:
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+        repo.index.add([name])
+        when = f"{day}T12:00:00+00:00"
+        with repo.git.custom_environment(GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when):
+            repo.git.commit("-m", day)
+    return repo

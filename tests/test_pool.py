@@ -10,9 +10,8 @@ small git history mined as verl.
 """
 
 import duckdb
-import git
 
-from tests.conftest import VERL_CONFIG
+from tests.conftest import VERL_CONFIG, dated_commits
 from tracker.build import copy_project, pool_summary
 
 RL_LLM = "Synthetic reinforcement learning for LLMs"
@@ -50,27 +49,22 @@ def project(tmp_path):
 
 
 def history(path):
-    repo = git.Repo.init(path, initial_branch="main")
     core = "verl/trainer/ppo/core_algos.py"
-    steps = [
-        ("2025-01-01", "README.md", "synthetic"),
-        ("2025-01-01", *VERL_CONFIG),
-        ("2025-03-01", core, '@register_policy_loss("synthetic_m1")\ndef a(): ...\n'),
-        (
-            "2025-10-01",
-            core,
-            '@register_policy_loss("synthetic_m1")\ndef a(): ...\n'
-            '@register_policy_loss("synthetic_m2")\ndef b(): ...\n',
-        ),
-        ("2025-10-20", "README.md", "synthetic, later"),  # the snapshot date
-    ]
-    for day, name, text in steps:
-        (path / name).parent.mkdir(parents=True, exist_ok=True)
-        (path / name).write_text(text)
-        repo.index.add([name])
-        when = f"{day}T12:00:00+00:00"
-        with repo.git.custom_environment(GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when):
-            repo.git.commit("-m", day)
+    dated_commits(
+        path,
+        [
+            ("2025-01-01", "README.md", "synthetic"),
+            ("2025-01-01", *VERL_CONFIG),
+            ("2025-03-01", core, '@register_policy_loss("synthetic_m1")\ndef a(): ...\n'),
+            (
+                "2025-10-01",
+                core,
+                '@register_policy_loss("synthetic_m1")\ndef a(): ...\n'
+                '@register_policy_loss("synthetic_m2")\ndef b(): ...\n',
+            ),
+            ("2025-10-20", "README.md", "synthetic, later"),  # the snapshot date
+        ],
+    )
 
 
 def test_a_pool_not_fetched_in_full_is_flagged_incomplete(built):

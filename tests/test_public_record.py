@@ -21,7 +21,7 @@ from ingest.github.threads import ingest_threads
 from ingest.landing.raw import ensure_all_raw_tables, land_batch
 from ingest.landing.runs import ingest_run
 from synthetic.github import FakeGitHub, comment, issue_event, thread
-from tests.conftest import paper
+from tests.conftest import dated_commits, paper
 from tests.test_pool import history
 from tests.test_pool import project as pool_project
 from tracker.build import dbt_command
@@ -46,19 +46,15 @@ SYNTHRL_SEEDS = {
 
 def synthrl_history(path):
     """SynthRL's main branch: both losses registered on 2025-02-01, then an unrelated commit."""
-    repo = git.Repo.init(path, initial_branch="main")
     losses = '@register_loss("synthetic_m2")\ndef b(): ...\n@register_loss("synthetic_m3")\n'
-    for day, name, text in [
-        ("2025-01-05", "README.md", "synthetic"),
-        ("2025-02-01", "synthrl/losses.py", losses + "def c(): ...\n"),
-        ("2025-05-01", "README.md", "synthetic, later"),
-    ]:
-        (path / name).parent.mkdir(parents=True, exist_ok=True)
-        (path / name).write_text(text)
-        repo.index.add([name])
-        when = f"{day}T12:00:00+00:00"
-        with repo.git.custom_environment(GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when):
-            repo.git.commit("-m", day)
+    dated_commits(
+        path,
+        [
+            ("2025-01-05", "README.md", "synthetic"),
+            ("2025-02-01", "synthrl/losses.py", losses + "def c(): ...\n"),
+            ("2025-05-01", "README.md", "synthetic, later"),
+        ],
+    )
 
 
 def seeds(tmp):

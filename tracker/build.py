@@ -45,8 +45,13 @@ def log_file() -> Path:
     return Path(os.environ.get("DBT_LOG_PATH") or PROJECT_ROOT / "logs") / "tracker-dbt.log"
 
 
-def run_dbt(*args: str, warehouse: Path | None = None, verbose: bool = False) -> Counter:
-    """Run dbt in the project on a warehouse file (default: the tracker's) and return how many
+def run_dbt(
+    *args: str,
+    warehouse: Path | None = None,
+    verbose: bool = False,
+    project: Path = PROJECT_ROOT,
+) -> Counter:
+    """Run dbt in ``project`` on a warehouse file (default: the tracker's) and return how many
     nodes ended in each (resource type, status). Its output goes to ``log_file()`` and, with
     ``verbose``, to the terminal as well; dbt dies with the tracker, however the tracker ends."""
     target, log_path = target_path(), log_file()
@@ -54,7 +59,7 @@ def run_dbt(*args: str, warehouse: Path | None = None, verbose: bool = False) ->
     (target / "run_results.json").unlink(missing_ok=True)  # never read a previous run's
     output: list[str] = []
     with log_path.open("w", encoding="utf-8") as out:
-        proc = _start_dbt(args, warehouse or warehouse_path(), subprocess.PIPE)
+        proc = _start_dbt(args, warehouse or warehouse_path(), subprocess.PIPE, project)
         assert proc.stdout is not None
         for line in proc.stdout:
             out.write(line)
@@ -74,7 +79,9 @@ def run_dbt(*args: str, warehouse: Path | None = None, verbose: bool = False) ->
     return results
 
 
-def _start_dbt(args: tuple[str, ...], warehouse: Path, stdout: Any) -> subprocess.Popen:
+def _start_dbt(
+    args: tuple[str, ...], warehouse: Path, stdout: Any, project: Path = PROJECT_ROOT
+) -> subprocess.Popen:
     """dbt on ``warehouse`` with the tracker's own target folder, its output merged into
     ``stdout`` (a file of the tracker's or a pipe to one); dbt dies with the tracker, however the
     tracker ends. dbt's own debug log is not written: it costs half a second a build and says
@@ -82,9 +89,9 @@ def _start_dbt(args: tuple[str, ...], warehouse: Path, stdout: Any) -> subproces
     env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse), "DBT_USE_COLORS": "false"}
     options = ("--target-path", str(target_path()), "--log-level-file", "none")
     return subprocess.Popen(
-        dbt_command(*args, *options),
+        dbt_command(*args, *options, project=project),
         env=env,
-        cwd=PROJECT_ROOT,
+        cwd=project,
         stdout=stdout,
         stderr=subprocess.STDOUT,
         text=True,
@@ -133,33 +140,46 @@ def copy_project(folder: Path, seeds: dict[str, str]) -> Path:
 
 
 def build(
-    snapshot_dir: Path,
+    snapshot_dir: Path | None,
     release_dir: Path,
     allow_shrink: bool = False,
     verbose: bool = False,
+    previous: str | None = None,
+    project: Path = PROJECT_ROOT,
     base_url: str | None = None,
 ) -> None:
     """Land the snapshot, build, and write the release with the report and the site next to
-    it (``report/`` and ``site/`` in the release folder's parent; the site's feed links are
-    absolute against ``base_url`` when given).
+    it (``report/`` and ``site/`` in the release folder's parent). With no ``snapshot_dir``
+    (`tracker refresh`) the warehouse is built as the ingests left it: landing the bundled
+    snapshot again would add nothing newer, only time. ``project`` is the dbt project (tests
+    build a copy with other seeds). The site's feed links are absolute against ``base_url``
+    when given.
 
     Everything is written aside and swapped in at the end: the warehouse (tracker/warehouse.py)
     and the three folders (tracker/outputs.py). A build that fails anywhere changes none of them,
-    and a folder the tracker did not make stops it before any work."""
+    and a folder the tracker did not make stops it before any work. ``previous`` (a release
+    folder, manifest URL or archive) is what the release's changes are computed against instead
+    of the release it replaces; it is obtained and verified before any work."""
     report_dir, site_dir = release_dir.parent / "report", release_dir.parent / "site"
     folders = {"release": release_dir, "report": report_dir, "site": site_dir}
     for kind, folder in folders.items():
         outputs.check_replaceable(folder, kind)
     site.check_base_url(base_url)
     started = time.monotonic()
-    with warehouse.writing("build", publish_on_error=False) as work:
-        log.info("1/3 landing the snapshot %s", snapshot_dir)
-        with parsing(work.path):
-            con = work.connect()
-            landed = snapshot.load(con, snapshot_dir)
-            con.close()
-        new = sum(c.landed + c.changed for c in landed.values())
-        log.info("    %d tables, %d records new or changed", len(landed), new)
+    with (
+        release.compared_release(previous) as compare_with,
+        warehouse.writing("build", publish_on_error=False) as work,
+    ):
+        if snapshot_dir is None:
+            log.info("1/3 building the warehouse as the ingests left it (no snapshot landed)")
+        else:
+            log.info("1/3 landing the snapshot %s", snapshot_dir)
+            with parsing(work.path, project):
+                con = work.connect()
+                landed = snapshot.load(con, snapshot_dir)
+                con.close()
+            new = sum(c.landed + c.changed for c in landed.values())
+            log.info("    %d tables, %d records new or changed", len(landed), new)
         log.info("2/3 dbt build (full output in %s)", log_file())
         # unit tests check the SQL's rules, not the data: CI runs them (as dbt advises), the main
         # job runs the data tests
@@ -170,6 +190,7 @@ def build(
             "unit_test",
             warehouse=work.path,
             verbose=verbose,
+            project=project,
         )
         log.info("    %s", _summary(results))
         log.info("3/3 writing the release, the report and the site")
@@ -179,7 +200,7 @@ def build(
             outputs.replacing(report_dir, "report") as report_stage,
             outputs.replacing(site_dir, "site") as site_stage,
         ):
-            manifest = release.fill(con, release_stage, release_dir, allow_shrink)
+            manifest = release.fill(con, release_stage, release_dir, allow_shrink, compare_with)
             files = report.fill(con, report_stage)
             pages = site.fill(con, site_stage, release_stage, report_stage, manifest, base_url)
         summary = pool_summary(con)
@@ -192,7 +213,7 @@ def build(
 
 
 @contextmanager
-def parsing(warehouse: Path) -> Iterator[None]:
+def parsing(warehouse: Path, project: Path = PROJECT_ROOT) -> Iterator[None]:
     """On the first build, dbt parses the whole project while the body runs (landing a fresh
     snapshot takes as long as a full parse, and each uses one core), so the build that follows
     parses only what changed. Later builds keep dbt's parse state and skip this. dbt parse does not
@@ -203,7 +224,7 @@ def parsing(warehouse: Path) -> Iterator[None]:
         return
     log_file().parent.mkdir(parents=True, exist_ok=True)
     with log_file().with_name("tracker-dbt-parse.log").open("w", encoding="utf-8") as out:
-        proc = _start_dbt(("parse",), warehouse, out)
+        proc = _start_dbt(("parse",), warehouse, out, project)
     try:
         yield
     except BaseException:

@@ -3,6 +3,7 @@
 import argparse
 import errno
 import getpass
+import json
 import logging
 import os
 import sys
@@ -45,7 +46,14 @@ def _print_table(headers: list[str], rows: list[tuple]) -> None:
 def cmd_build(args: argparse.Namespace) -> None:
     from tracker import build
 
-    build.build(args.snapshot, args.release, args.allow_shrink, args.verbose, args.base_url)
+    build.build(
+        args.snapshot,
+        args.release,
+        args.allow_shrink,
+        args.verbose,
+        args.previous,
+        base_url=args.base_url,
+    )
 
 
 def cmd_snapshot_export(args: argparse.Namespace) -> None:
@@ -62,7 +70,8 @@ def cmd_snapshot_load(args: argparse.Namespace) -> None:
 
 
 def cmd_release(args: argparse.Namespace) -> None:
-    manifest = release.write(connect(read_only=True), args.out, args.allow_shrink)
+    with release.compared_release(args.previous) as compare_with:
+        manifest = release.write(connect(read_only=True), args.out, args.allow_shrink, compare_with)
     for table in manifest["tables"].values():
         print(f"{args.out / table['files']['parquet']['path']}: {table['rows']} rows")
     print(f"{args.out / 'manifest.json'} (snapshot date {manifest['snapshot_date']})")
@@ -88,6 +97,25 @@ def cmd_download(args: argparse.Namespace) -> None:
     tables = ", ".join(f"{n} ({t['rows']} rows)" for n, t in manifest["tables"].items())
     print(f"verified and installed into {args.into}: {tables}")
     print(f"query it with: duckdb {args.into}")
+
+
+def cmd_diff(args: argparse.Namespace) -> None:
+    """The changes between two releases, as text or as the JSON of changes.json."""
+    from tracker import changes
+
+    remedy = "check the path or URL, or download the release again"
+    with (
+        download.obtained(args.old, remedy) as (old, old_manifest),
+        download.obtained(args.new, remedy) as (new, new_manifest),
+    ):
+        versions = changes.read_version(old, old_manifest), changes.read_version(new, new_manifest)
+        found = changes.compare(old, new)
+    if args.json:
+        print(json.dumps({"old": versions[0], "new": versions[1], "comparable": found.comparable,
+                          "notes": found.notes, "changes": found.changes}, indent=2,
+                         sort_keys=True, ensure_ascii=False))  # fmt: skip
+        return
+    print("\n".join(changes.lines(*versions, found)))
 
 
 def cmd_method(args: argparse.Namespace) -> int:
@@ -200,6 +228,27 @@ def cmd_ingest_github(args: argparse.Namespace) -> None:
         raise TrackerError(f"not ingested: {', '.join(failed)} (the others were landed)")
 
 
+def cmd_refresh(args: argparse.Namespace) -> int:
+    """Exit 0 when every source ran or was skipped by choice, 1 when one failed, 2 when the
+    build failed (docs/commands.md#tracker-refresh)."""
+    from tracker import refresh
+
+    if args.jobs < 1 or args.pause < 0:
+        raise TrackerError("--jobs must be at least 1 and --pause at least 0")
+    repos = _repos(args.repo)
+    chosen = _chosen(args.framework)
+    done = refresh.refresh(chosen, repos, args.release, args.offline, args.pause, args.jobs)
+    print()
+    _print_table(refresh.HEADERS, done.rows())
+    if done.build_error:
+        print(f"tracker: error: the build failed: {done.build_error}", file=sys.stderr)
+    elif done.built:
+        print(f"built and released to {args.release}")
+    else:
+        print("no source refreshed, so nothing was built: the release is as it was")
+    return done.exit_code
+
+
 def _repos(items: list[str]) -> dict[str, str]:
     """``--repo NAME=PATH_OR_URL`` options, each name once and each with a path or URL."""
     repos: dict[str, str] = {}
@@ -250,6 +299,15 @@ def _base_url(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _previous(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--previous",
+        metavar="SOURCE",
+        help="compute the release's changes against this release (folder, URL of its "
+        "manifest.json, or .zip/.tar.gz) instead of the one it replaces",
+    )
+
+
 def _framework_option(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--framework",
@@ -257,6 +315,36 @@ def _framework_option(command: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME",
         help="only this framework (repeatable); default: every framework in the seed",
+    )
+
+
+def _repo_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--repo",
+        action="append",
+        default=[],
+        metavar="NAME=PATH_OR_URL",
+        help="read NAME from this clone, bare git directory or URL instead of the seed's",
+    )
+
+
+def _jobs_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="walk up to N histories at once (default: the number of CPUs)",
+    )
+
+
+def _pause_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--pause",
+        type=float,
+        default=3.0,
+        metavar="SECONDS",
+        help="seconds between arXiv requests (arXiv asks for at least 3)",
     )
 
 
@@ -289,8 +377,23 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--verbose", action="store_true", help="show dbt's full output (always in logs/)"
     )
+    _previous(c)
     _base_url(c)
     c.set_defaults(func=cmd_build)
+
+    c = sub.add_parser(
+        "refresh",
+        help="every source incrementally (frameworks, arXiv, GitHub), then build and release",
+    )
+    _framework_option(c)
+    _repo_option(c)
+    _jobs_option(c)
+    c.add_argument(
+        "--offline", action="store_true", help="skip the network sources; rebuild what is landed"
+    )
+    c.add_argument("--release", type=Path, default=release.RELEASE_DIR, help="release folder")
+    _pause_option(c)
+    c.set_defaults(func=cmd_refresh)
 
     c = sub.add_parser("ingest", help="land records from a source into the raw schema")
     isub = c.add_subparsers(title="sources", required=True, metavar="SOURCE")
@@ -329,13 +432,7 @@ def parser() -> argparse.ArgumentParser:
         "harvesting; the default) or the query API (ARXIV_API_URL)",
     )
     s.add_argument("--page-size", type=int, default=200, metavar="N")
-    s.add_argument(
-        "--pause",
-        type=float,
-        default=3.0,
-        metavar="SECONDS",
-        help="seconds between requests (arXiv asks for at least 3)",
-    )
+    _pause_option(s)
     s.set_defaults(func=cmd_ingest_arxiv)
 
     s = isub.add_parser("github", help="the frameworks' issues and pull requests (GITHUB_TOKEN)")
@@ -350,20 +447,8 @@ def parser() -> argparse.ArgumentParser:
 
     s = isub.add_parser("frameworks", help="mine the frameworks' main-branch histories")
     _framework_option(s)
-    s.add_argument(
-        "--repo",
-        action="append",
-        default=[],
-        metavar="NAME=PATH_OR_URL",
-        help="read NAME from this clone, bare git directory or URL instead of the seed's",
-    )
-    s.add_argument(
-        "--jobs",
-        type=int,
-        default=os.cpu_count() or 1,
-        metavar="N",
-        help="walk up to N histories at once (default: the number of CPUs)",
-    )
+    _repo_option(s)
+    _jobs_option(s)
     s.set_defaults(func=cmd_ingest_frameworks)
 
     c = sub.add_parser("snapshot", help="export or load the bundled snapshot of raw records")
@@ -378,7 +463,14 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("release", help="write every mart as Parquet and CSV with a manifest")
     c.add_argument("--out", type=Path, default=release.RELEASE_DIR)
     _allow_shrink(c)
+    _previous(c)
     c.set_defaults(func=cmd_release)
+
+    c = sub.add_parser("diff", help="what changed between two releases")
+    c.add_argument("old", help="the older release: folder, URL of its manifest.json, or archive")
+    c.add_argument("new", help="the newer release: folder, URL of its manifest.json, or archive")
+    c.add_argument("--json", action="store_true", help="print the changes as JSON")
+    c.set_defaults(func=cmd_diff)
 
     c = sub.add_parser("report", help="the study's figures and tables, from the marts")
     c.add_argument("--out", type=Path, default=PROJECT_ROOT / "report")

@@ -19,6 +19,8 @@ import re
 import tarfile
 import tempfile
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urljoin
@@ -49,15 +51,26 @@ def download(source: str, into: Path, replace: bool = False) -> dict[str, Any]:
     into = into.absolute()
     configured = _same_file(into, warehouse_path())
     _check_target(into, replace, configured)
-    with tempfile.TemporaryDirectory(prefix="tracker-download-") as tmp:
-        folder = _obtain(source, Path(tmp))
-        manifest = verify(folder)
+    with obtained(source) as (folder, manifest):
         if configured:
             with writer_lock(into, "download"):
                 _install(folder, manifest, into)
         else:
             _install(folder, manifest, into)
     return manifest
+
+
+@contextmanager
+def obtained(source: str, remedy: str = NOTHING) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """The release at ``source`` (folder, manifest URL or archive) as a verified folder, with its
+    manifest, for the time of the block; any failure names ``source`` and ends with ``remedy``."""
+    with tempfile.TemporaryDirectory(prefix="tracker-download-") as tmp:
+        try:
+            folder = _obtain(source, Path(tmp), remedy)
+            manifest = verify(folder, remedy)
+        except TrackerError as exc:
+            raise TrackerError(f"release {source}: {exc}") from None
+        yield folder, manifest
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -107,27 +120,27 @@ def _installed_by_download(path: Path) -> bool:
         con.close()
 
 
-def _obtain(source: str, tmp: Path) -> Path:
+def _obtain(source: str, tmp: Path, remedy: str) -> Path:
     if source.startswith(("http://", "https://")):
-        return _fetch(source, tmp)
+        return _fetch(source, tmp, remedy)
     path = Path(source)
     if path.is_dir():
         return path
     if path.is_file() and zipfile.is_zipfile(path):
-        return _unpack_zip(path, tmp)
+        return _unpack_zip(path, tmp, remedy)
     if path.is_file() and tarfile.is_tarfile(path):
-        return _unpack_tar(path, tmp)
+        return _unpack_tar(path, tmp, remedy)
     raise TrackerError(
         f"{source} is not a release folder, an http(s) URL of a manifest.json, "
-        "or a .zip/.tar.gz of a release"
+        f"or a .zip/.tar.gz of a release; {remedy}"
     )
 
 
-def _safe_name(name: str, where: str) -> PurePosixPath:
+def _safe_name(name: str, where: str, remedy: str) -> PurePosixPath:
     """A relative path inside the release; anything that could land outside it is refused."""
     path = PurePosixPath(name.replace("\\", "/"))
     if path.is_absolute() or ".." in path.parts or re.match(r"^[A-Za-z]:", name):
-        raise TrackerError(f"refusing {where}: {name!r} points outside the release; {NOTHING}")
+        raise TrackerError(f"refusing {where}: {name!r} points outside the release; {remedy}")
     return path
 
 
@@ -139,12 +152,12 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
-def _read_manifest(folder: Path) -> dict[str, Any]:
+def _read_manifest(folder: Path, remedy: str) -> dict[str, Any]:
     """The manifest, once every name, type, key, path and count in it is of the form a release
     writes; anything else is refused before it can reach a file name or a statement."""
     path = folder / "manifest.json"
     if not path.exists():
-        raise TrackerError(f"no manifest.json in {folder}: this is not a release; {NOTHING}")
+        raise TrackerError(f"no manifest.json in {folder}: this is not a release; {remedy}")
     try:
         manifest = json.loads(path.read_text(), object_pairs_hook=_no_duplicates)
         tables = manifest["tables"]
@@ -154,13 +167,36 @@ def _read_manifest(folder: Path) -> dict[str, Any]:
         for name, table in tables.items():
             _check_table(name, table)
             paths += [entry["path"] for entry in table["files"].values()]
+        for entry in manifest.get("files", []):
+            _check_file(entry, "the release's other files")
+            paths.append(entry["path"])
         if len(paths) != len(set(paths)):
-            raise TrackerError("it lists one file for two tables")
+            raise TrackerError(
+                "it lists one file twice (one file for two tables, or a table's file as another)"
+            )
     except TrackerError as exc:
-        raise TrackerError(f"manifest.json refused: {exc}; {NOTHING}") from None
+        raise TrackerError(f"manifest.json refused: {exc}; {remedy}") from None
     except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise TrackerError(f"manifest.json is not a release manifest ({exc}); {NOTHING}") from None
+        raise TrackerError(f"manifest.json is not a release manifest ({exc}); {remedy}") from None
     return manifest
+
+
+def _check_file(entry: dict[str, Any], where: str) -> None:
+    """A file entry of the manifest: a plain name and a sha256."""
+    if not isinstance(entry["path"], str) or not FILE_NAME.fullmatch(entry["path"]):
+        raise TrackerError(f"{where}: file {str(entry['path'])[:80]!r} is not a plain name")
+    if not isinstance(entry["sha256"], str) or not SHA256.fullmatch(entry["sha256"]):
+        raise TrackerError(f"{where}: {entry['path']} has no sha256 checksum")
+
+
+def _listed_files(manifest: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every file the manifest lists, with a label naming it: the tables' and the others
+    (version and change files, in releases that have them)."""
+    return [
+        (f"{entry['path']} (table {name})", entry)
+        for name, table in manifest["tables"].items()
+        for entry in table["files"].values()
+    ] + [(entry["path"], entry) for entry in manifest.get("files", [])]
 
 
 def _check_table(name: str, table: dict[str, Any]) -> None:
@@ -169,10 +205,7 @@ def _check_table(name: str, table: dict[str, Any]) -> None:
     if set(table["files"]) - {"parquet", "csv"} or "parquet" not in table["files"]:
         raise TrackerError(f"{where} must list a parquet file (and may list a csv one)")
     for entry in table["files"].values():
-        if not isinstance(entry["path"], str) or not FILE_NAME.fullmatch(entry["path"]):
-            raise TrackerError(f"{where}: file {str(entry['path'])[:80]!r} is not a plain name")
-        if not isinstance(entry["sha256"], str) or not SHA256.fullmatch(entry["sha256"]):
-            raise TrackerError(f"{where}: {entry['path']} has no sha256 checksum")
+        _check_file(entry, where)
     columns = table["columns"]
     if not isinstance(columns, list) or not columns:
         raise TrackerError(f"{where} has no columns")
@@ -194,30 +227,27 @@ def _check_table(name: str, table: dict[str, Any]) -> None:
     sql.literal(table.get("description", ""), f"{where} description")
 
 
-def verify(folder: Path) -> dict[str, Any]:
+def verify(folder: Path, remedy: str = NOTHING) -> dict[str, Any]:
     """The manifest, once every file it lists exists with the sha256 it states."""
-    manifest = _read_manifest(folder)
-    for name, table in manifest["tables"].items():
-        for entry in table["files"].values():
-            label = f"{entry['path']} (table {name})"
-            if (folder / entry["path"]).is_symlink():
-                raise TrackerError(f"{label} is a link, not a file of the release; {NOTHING}")
-            verify_file(folder / entry["path"], entry["sha256"], label, NOTHING)
+    manifest = _read_manifest(folder, remedy)
+    for label, entry in _listed_files(manifest):
+        if (folder / entry["path"]).is_symlink():
+            raise TrackerError(f"{label} is a link, not a file of the release; {remedy}")
+        verify_file(folder / entry["path"], entry["sha256"], label, remedy)
     return manifest
 
 
-def _fetch(url: str, tmp: Path) -> Path:
+def _fetch(url: str, tmp: Path, remedy: str) -> Path:
     """Download the manifest, then every file it lists, each relative to the manifest's URL."""
     manifest_url = url if url.endswith(".json") else url.rstrip("/") + "/manifest.json"
     http = session()
-    _get(http, manifest_url, tmp / "manifest.json")
-    for table in _read_manifest(tmp)["tables"].values():
-        for entry in table["files"].values():
-            _get(http, urljoin(manifest_url, entry["path"]), tmp / entry["path"])
+    _get(http, manifest_url, tmp / "manifest.json", remedy)
+    for _, entry in _listed_files(_read_manifest(tmp, remedy)):
+        _get(http, urljoin(manifest_url, entry["path"]), tmp / entry["path"], remedy)
     return tmp
 
 
-def _get(http: requests.Session, url: str, target: Path) -> None:
+def _get(http: requests.Session, url: str, target: Path, remedy: str) -> None:
     log.info("downloading %s", url)
     received = 0
     try:
@@ -229,45 +259,45 @@ def _get(http: requests.Session, url: str, target: Path) -> None:
                     handle.write(block)
                     received += len(block)
     except requests.RequestException as exc:
-        raise TrackerError(f"download of {url} failed: {exc}; {NOTHING}, try again") from None
+        raise TrackerError(f"download of {url} failed: {exc}; {remedy}, try again") from None
     if expected is not None and received != int(expected):
         raise TrackerError(
-            f"download of {url} stopped after {received} of {expected} bytes; {NOTHING}, try again"
+            f"download of {url} stopped after {received} of {expected} bytes; {remedy}, try again"
         )
 
 
-def _release_root(tmp: Path, archive: Path) -> Path:
+def _release_root(tmp: Path, archive: Path, remedy: str) -> Path:
     manifests = sorted(tmp.rglob("manifest.json"))
     if len(manifests) != 1:
         raise TrackerError(
-            f"{archive} holds {len(manifests)} manifest.json files, not one; {NOTHING}"
+            f"{archive} holds {len(manifests)} manifest.json files, not one; {remedy}"
         )
     return manifests[0].parent
 
 
-def _unpack_zip(archive: Path, tmp: Path) -> Path:
+def _unpack_zip(archive: Path, tmp: Path, remedy: str) -> Path:
     with zipfile.ZipFile(archive) as zf:
         for member in zf.infolist():
-            _safe_name(member.filename, str(archive))
+            _safe_name(member.filename, str(archive), remedy)
             if (member.external_attr >> 16) & 0o170000 == 0o120000:
-                raise TrackerError(f"refusing {archive}: {member.filename!r} is a link; {NOTHING}")
+                raise TrackerError(f"refusing {archive}: {member.filename!r} is a link; {remedy}")
         zf.extractall(tmp)
-    return _release_root(tmp, archive)
+    return _release_root(tmp, archive, remedy)
 
 
-def _unpack_tar(archive: Path, tmp: Path) -> Path:
+def _unpack_tar(archive: Path, tmp: Path, remedy: str) -> Path:
     try:
         with tarfile.open(archive) as tf:
             for member in tf.getmembers():
-                _safe_name(member.name, str(archive))
+                _safe_name(member.name, str(archive), remedy)
                 if not (member.isfile() or member.isdir()):
                     raise TrackerError(
-                        f"refusing {archive}: {member.name!r} is not a plain file; {NOTHING}"
+                        f"refusing {archive}: {member.name!r} is not a plain file; {remedy}"
                     )
             tf.extractall(tmp, filter="data")
     except (tarfile.TarError, EOFError, OSError) as exc:
-        raise TrackerError(f"{archive} cannot be unpacked ({exc}); {NOTHING}") from None
-    return _release_root(tmp, archive)
+        raise TrackerError(f"{archive} cannot be unpacked ({exc}); {remedy}") from None
+    return _release_root(tmp, archive, remedy)
 
 
 def _install(folder: Path, manifest: dict[str, Any], into: Path) -> None:

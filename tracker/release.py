@@ -2,10 +2,16 @@
 
 The manifest is what ``tracker download`` verifies: per table its rows, each file's sha256, and
 its columns with types and the descriptions written in the marts' dbt YAML. Nothing in a release
-depends on when or where it was built, so the same snapshot always gives the same bytes.
+depends on where it was built, and only its ``released_at`` on when (SOURCE_DATE_EPOCH fixes it),
+so the same snapshot gives the same bytes. version.json, changes.json, changes.csv and
+history.json say what the release is and what changed since the one it replaces.
 """
 
+import csv
 import json
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +21,11 @@ import yaml
 from ingest import __version__, sql
 from ingest.errors import TrackerError
 from ingest.project import PROJECT_ROOT
-from tracker import outputs
+from tracker import changes, download, outputs
 from tracker.checksums import sha256_file
 from tracker.snapshot import snapshot_date
+
+log = logging.getLogger(__name__)
 
 MARTS_DIR = PROJECT_ROOT / "models" / "marts"
 MARTS_SCHEMA = "marts"
@@ -58,18 +66,38 @@ def _frictionless_type(duckdb_type: str) -> str:
 
 
 def write(
-    con: duckdb.DuckDBPyConnection, out_dir: Path = RELEASE_DIR, allow_shrink: bool = False
+    con: duckdb.DuckDBPyConnection,
+    out_dir: Path = RELEASE_DIR,
+    allow_shrink: bool = False,
+    compare_with: Path | None = None,
 ) -> dict[str, Any]:
     """Write the release into ``out_dir``, replacing only a release the tracker wrote there."""
     with outputs.replacing(out_dir, "release") as folder:
-        return fill(con, folder, previous=out_dir, allow_shrink=allow_shrink)
+        return fill(con, folder, out_dir, allow_shrink, compare_with)
+
+
+@contextmanager
+def compared_release(source: str | None) -> Iterator[Path | None]:
+    """The verified release ``--previous`` names (a folder, manifest URL or archive), for as long
+    as the release is written; None when none is named. A missing or tampered one stops."""
+    if source is None:
+        yield None
+        return
+    with download.obtained(source, "give another --previous or none") as (folder, _):
+        yield folder
 
 
 def fill(
-    con: duckdb.DuckDBPyConnection, folder: Path, previous: Path, allow_shrink: bool = False
+    con: duckdb.DuckDBPyConnection,
+    folder: Path,
+    previous: Path,
+    allow_shrink: bool = False,
+    compare_with: Path | None = None,
 ) -> dict[str, Any]:
-    """Write every mart, the manifest and the datapackage into the empty ``folder``; stop if a
-    mart lost more than half the rows it had in the release at ``previous``."""
+    """Write every mart, the manifest, the datapackage and the version and change files into the
+    empty ``folder``; stop if a mart lost more than half the rows it had in the release at
+    ``previous`` (the folder being replaced). Changes are computed against ``compare_with`` (a
+    verified release) or else the release at ``previous``, read before it is replaced."""
     docs = mart_docs()
     built = {
         r[0]
@@ -115,14 +143,82 @@ def fill(
     if not allow_shrink:
         _refuse_shrinking(tables, previous)
     as_of = snapshot_date(con)
+    version = changes.version(folder, as_of.isoformat() if as_of else None, changes.released_at())
     manifest = {
         "tracker_version": __version__,
-        "snapshot_date": as_of.isoformat() if as_of else None,
+        "snapshot_date": version["snapshot_date"],
         "tables": tables,
+        "version": version,
     }
+    base, note = (compare_with, "") if compare_with else _replaced_release(previous)
+    manifest["files"] = _write_changes(folder, version, base, note)
     _write_json(folder / "manifest.json", manifest)
     _write_json(folder / "datapackage.json", _datapackage(manifest))
     return manifest
+
+
+def _replaced_release(previous: Path) -> tuple[Path | None, str]:
+    """The release being replaced, if there is one and it checks out against its manifest, or
+    else None and the note saying why; a tampered or unreadable one is a warning, not a stop."""
+    if not (previous / "manifest.json").exists():
+        return None, changes.NO_PREVIOUS
+    try:
+        download.verify(previous, "the new release is compared with none")
+    except TrackerError as exc:
+        log.warning("warning: the release being replaced, %s: %s", previous, exc)
+        return None, f"the release it replaces ({previous}) was not compared with: {exc}"
+    return previous, ""
+
+
+def _write_changes(folder: Path, version: dict[str, Any], base: Path | None, note: str) -> list:
+    """version.json, changes.json, changes.csv and history.json (docs/outputs.md#changes): the
+    changes since the release at ``base`` (None: none, for the reason ``note`` gives), and its
+    history carried forward. Returns their manifest entries."""
+    if base is None:
+        found = changes.Comparison(True, [note], [])
+        previous, history = None, []
+    else:
+        found = changes.compare(base, folder)
+        manifest = json.loads((base / "manifest.json").read_text())
+        previous, history = changes.read_version(base, manifest), _history(base)
+    _write_json(folder / "version.json", version)
+    _write_json(
+        folder / "changes.json",
+        {
+            "version": version,
+            "previous": previous,
+            "comparable": found.comparable,
+            "notes": found.notes,
+            "changes": found.changes,
+        },
+    )
+    with (folder / "changes.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, changes.KEYS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(found.changes)
+    entry = {"version": version, "changes": found.changes}
+    _write_json(folder / "history.json", {"releases": [entry, *history]})
+    names = ("version.json", "changes.json", "changes.csv", "history.json")
+    return [
+        {"path": n, "bytes": (folder / n).stat().st_size, "sha256": sha256_file(folder / n)}
+        for n in names
+    ]
+
+
+def _history(base: Path) -> list[dict[str, Any]]:
+    """The entries a release carries forward from the one it compares with: its history.json, or
+    for a release older than history files its own changes.json, or nothing."""
+    try:
+        releases = json.loads((base / "history.json").read_text())["releases"]
+        if isinstance(releases, list):
+            return releases
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        own = json.loads((base / "changes.json").read_text())
+        return [{"version": own["version"], "changes": own["changes"]}]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
 
 
 def _refuse_shrinking(tables: dict[str, Any], previous: Path) -> None:

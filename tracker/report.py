@@ -234,6 +234,19 @@ def figure_lags(con) -> plt.Figure:
     return fig
 
 
+def _included_bars(ax, labels: list[str], included: list[int], total: list[int], unit: str,
+                   others: str) -> None:  # fmt: skip
+    """Horizontal bars per family: the included part, then the rest, labelled n/N."""
+    ax.barh(labels, included, color="#4477aa", label="included")
+    ax.barh(labels, [t - i for t, i in zip(total, included, strict=True)], left=included,
+            color="#bbbbbb", label=others)  # fmt: skip
+    for row, (n, of) in enumerate(zip(included, total, strict=True)):
+        ax.text(of + 0.3, row, f"{n}/{of}", va="center", fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel(unit)
+    ax.legend(frameon=False)
+
+
 def figure_families(con) -> plt.Figure:
     """General methods of the pool per family of change, included by one of the study's
     frameworks or not (marts.family_inclusion), with the study's two groups of families."""
@@ -247,14 +260,8 @@ def figure_families(con) -> plt.Figure:
         _message(ax, "No general method of the pool has a reviewed family yet.")
         return fig
     labels = [family_label(r[0]) + (" (group)" if r[1] == "group" else "") for r in rows]
-    ax.barh(labels, [r[3] for r in rows], color="#4477aa", label="included")
-    ax.barh(labels, [r[2] - r[3] for r in rows], left=[r[3] for r in rows], color="#bbbbbb",
-            label="in no framework of the study")  # fmt: skip
-    for i, r in enumerate(rows):
-        ax.text(r[2] + 0.3, i, f"{r[3]}/{r[2]}", va="center", fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xlabel("general methods in the pool")
-    ax.legend(frameon=False)
+    _included_bars(ax, labels, [r[3] for r in rows], [r[2] for r in rows],
+                   "general methods in the pool", "in no framework of the study")  # fmt: skip
     fig.tight_layout()
     return fig
 
@@ -263,22 +270,16 @@ def figure_catalog_families(con) -> plt.Figure:
     """Catalog methods per family: included by at least one of the study's frameworks, or by
     none."""
     rows = con.execute(
-        "select family, count(*) filter (where frameworks_count > 0), "
-        "count(*) filter (where frameworks_count = 0) from marts.methods "
-        "group by family order by 2 desc, family"
+        "select family, count(*) filter (where frameworks_count > 0), count(*) "
+        "from marts.methods group by family order by 2 desc, family"
     ).fetchall()
     fig, ax = plt.subplots(figsize=(7, 3.8))
     _title(fig, "Catalog methods per family, included somewhere or nowhere")
     if not rows:
         _message(ax, "The method catalog is empty.")
         return fig
-    families = [family_label(r[0]) for r in rows]
-    ax.barh(families, [r[1] for r in rows], color="#4477aa", label="included somewhere")
-    ax.barh(families, [r[2] for r in rows], left=[r[1] for r in rows], color="#bbbbbb",
-            label="in no framework")  # fmt: skip
-    ax.invert_yaxis()
-    ax.set_xlabel("catalog methods")
-    ax.legend(frameon=False)
+    _included_bars(ax, [family_label(r[0]) for r in rows], [r[1] for r in rows],
+                   [r[2] for r in rows], "catalog methods", "in no framework")  # fmt: skip
     fig.tight_layout()
     return fig
 
@@ -386,6 +387,30 @@ TABLES = [
         "from marts.proposals order by framework, thread_number",
         empty="No proposals yet: they come from a live `tracker ingest github` (thread texts "
         "are never bundled).",
+    ),
+    Table(
+        "failure_reports",
+        "Training failures users reported, and the settings that address them",
+        "select framework, thread_number, failure_code, found_by, is_confirmed, "
+        "array_to_string(addressing_methods, ', ') as methods, "
+        "array_to_string(settings_to_try, '; ') as settings_to_try, html_url "
+        "from marts.failure_reports order by framework, thread_number, failure_code",
+        empty="No failure reports yet: they come from a live `tracker ingest github`.",
+    ),
+    Table(
+        "contribution_rules",
+        "What each framework asks of a method's proposal (its contribution rules)",
+        "select framework, requires_tests, requires_docs, requires_paper_index_entry, "
+        "requires_results, method_route, has_method_proposal_template, "
+        "has_pull_request_template, left(rules_commit, 12) as rules_commit "
+        "from marts.contribution_rules order by framework",
+    ),
+    Table(
+        "model_reports",
+        "Methods the technical reports of large open-weight models state",
+        "select model, arxiv_id, total_params_b, method_id, statement, removes_kl, "
+        "frameworks_including from marts.model_report_methods "
+        "order by first_version_date, model, method_id",
     ),
     Table(
         "feature_variants",
@@ -527,6 +552,7 @@ INPUTS: dict[str, tuple[Input, ...]] = {
     "coded_properties": (LABELS, FEATURES),
     "feature_variants": (LABELS, FEATURES),
     "proposals": (THREADS,),
+    "failure_reports": (THREADS,),
     "landings_after_threads": (THREADS,),
     "headline_figures": (POOL, LABELS),
 }

@@ -33,7 +33,8 @@ stated as (
 included as (
 
     select method_id, count(*) as frameworks_including
-    from {{ ref('int_landings') }}
+    from {{ ref('method_frameworks') }}
+    where framework_in_study
     group by method_id
 
 )

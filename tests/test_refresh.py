@@ -1,0 +1,296 @@
+"""`tracker refresh` against local stand-ins for every source: a small git history mined as verl
+(tests/test_pool.py), a replayed arXiv OAI-PMH (the pages of tests/test_arxiv.py) and the
+SYNTHETIC GitHub (synthetic/github.py). Two refreshes with a commit, a paper and a thread added
+in between land exactly those; an unchanged one lands nothing; a failing or skipped source is
+reported with the command that retries it, and the others still refresh."""
+
+import json
+import re
+import subprocess
+import sys
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+import duckdb
+import git
+import pytest
+import yaml
+from werkzeug import Response
+
+from ingest import project
+from synthetic.github import FakeGitHub, comment, stamp, thread
+from tests.conftest import ROOT
+from tests.test_arxiv import oai_page, oai_record
+from tests.test_pool import FIELD, history
+from tests.test_pool import project as pool_project
+from tracker import refresh
+
+SLUG = "verl-project/verl"
+CORE = "verl/trainer/ppo/core_algos.py"
+SECRET = "synthetic-token"
+
+
+def paper(n: int) -> str:
+    return oai_record(f"9999.0000{n}", "cs.LG", [f"Mon, {n + 9} Feb 2025 10:00:00 GMT"])
+
+
+def add_thread(fake: FakeGitHub, number: int, day: int) -> None:
+    repo = fake.repo(SLUG)
+    repo.threads[number] = thread(SLUG, number, stamp(day))
+    repo.timelines[number] = [comment(number * 10, "synthetic-helper", stamp(day))]
+    fake.clock = stamp(day + 1)
+
+
+def add_option(path) -> None:
+    """A commit registering a third policy loss: a new option value of verl's."""
+    repo = git.Repo(path)
+    text = (path / CORE).read_text() + '@register_policy_loss("synthetic_m3")\ndef c(): ...\n'
+    (path / CORE).write_text(text)
+    repo.index.add([CORE])
+    when = "2025-11-01T12:00:00+00:00"
+    with repo.git.custom_environment(GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when):
+        repo.git.commit("-m", "2025-11-01")
+
+
+def counts(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, int]]:
+    """(records, versions) of each raw table a refresh lands into."""
+    tables = ("git__commits", "arxiv__papers", "github__threads", "github__timelines")
+    return {
+        t: con.execute(f"select count(distinct record_key), count(*) from raw.{t}").fetchone()
+        for t in tables
+    }
+
+
+def by_source(done: refresh.Refreshed) -> dict[str, refresh.Outcome]:
+    return {o.source: o for o in done.outcomes}
+
+
+@pytest.fixture(scope="module")
+def stand_ins(tmp_path_factory):
+    """The three stand-ins, the copied dbt project and the environment pointing at them."""
+    from pytest_httpserver import HTTPServer
+
+    tmp = tmp_path_factory.mktemp("refresh")
+    history(tmp / "verl")
+    server = HTTPServer()
+    server.start()
+    fake = FakeGitHub(server.url_for("/"))
+    server.expect_request("/graphql", method="POST").respond_with_handler(fake)
+    server.expect_request(re.compile(r"/repos/.*")).respond_with_handler(fake)
+    papers = [paper(1), paper(2)]
+    server.expect_request("/oai").respond_with_handler(lambda _: Response(oai_page(papers)))
+    add_thread(fake, 1, 3)
+    copy = pool_project(tmp)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(project, "SEEDS", copy / "seeds")  # the ingesters read the copy's seeds
+        # the HTTP server dates its answers by the fake's clock, as GitHub dates them by its own
+        mp.setattr(BaseHTTPRequestHandler, "date_time_string", lambda *_: fake.date())
+        mp.setenv("TRACKER_WAREHOUSE", str(tmp / "wh" / "tracker.duckdb"))
+        mp.setenv("GITHUB_TOKEN", SECRET)
+        mp.setenv("ARXIV_OAI_URL", server.url_for("/oai"))
+        mp.setenv("GITHUB_API_URL", server.url_for("/"))
+        mp.setenv("GITHUB_GRAPHQL_URL", server.url_for("/graphql"))
+        yield {
+            "tmp": tmp,
+            "fake": fake,
+            "papers": papers,
+            "project": copy,
+            "mp": mp,
+            "oai": server.url_for("/oai"),
+        }
+    server.stop()
+
+
+def run(stand_ins, **options) -> refresh.Refreshed:
+    tmp = stand_ins["tmp"]
+    repos = {"verl": str(tmp / "verl")}
+    release = tmp / "out" / "release"
+    return refresh.refresh(
+        ["verl"], repos, release, pause=0.0, project=stand_ins["project"], **options
+    )
+
+
+@pytest.fixture(scope="module")
+def refreshed(stand_ins):
+    """A first refresh, a second after a commit, a paper and a thread were added, and a third
+    with nothing new; the raw tables' (records, versions) after each."""
+    first = run(stand_ins)
+    con = duckdb.connect(str(stand_ins["tmp"] / "wh" / "tracker.duckdb"), read_only=True)
+    after_first = counts(con)
+    con.close()
+    add_option(stand_ins["tmp"] / "verl")
+    # the new option is the method of the new paper: its catalog row and mapping are seeds
+    seeds = stand_ins["project"] / "seeds"
+    with (seeds / "method_catalog.csv").open("a") as catalog:
+        catalog.write("synthetic_m3,Synthetic method three,other,9999.00003,,paper\n")
+    with (seeds / "option_names.csv").open("a") as names:
+        names.write(f"verl,{FIELD},synthetic_m3,synthetic_m3,selectable,,\n")
+    stand_ins["papers"].append(paper(3))
+    add_thread(stand_ins["fake"], 2, 10)
+    second = run(stand_ins)
+    con = duckdb.connect(str(stand_ins["tmp"] / "wh" / "tracker.duckdb"), read_only=True)
+    after_second = counts(con)
+    events = con.execute(
+        "select option_value, cast(committed_at as date)::varchar from marts.option_events "
+        "where framework = 'verl' and event_type = 'added' order by committed_at"
+    ).fetchall()
+    con.close()
+    third = run(stand_ins)
+    con = duckdb.connect(str(stand_ins["tmp"] / "wh" / "tracker.duckdb"), read_only=True)
+    after_third = counts(con)
+    con.close()
+    return {
+        "runs": (first, second, third),
+        "counts": (after_first, after_second, after_third),
+        "events": events,
+    }
+
+
+def test_a_first_refresh_lands_every_source_and_builds_the_release(refreshed, stand_ins):
+    first = refreshed["runs"][0]
+    assert first.exit_code == 0 and first.built
+    rows = by_source(first)
+    assert list(rows) == ["frameworks: verl", "arxiv", "github: verl"]
+    assert all(o.status == "ok" and not o.retry for o in first.outcomes)
+    assert rows["frameworks: verl"].fetched == "5 commits walked"
+    assert rows["arxiv"].fetched == "2 papers harvested"
+    assert rows["github: verl"].fetched == "1 threads, 1 timelines, 0 discussions"
+    assert refreshed["counts"][0] == {
+        "git__commits": (5, 5),
+        "arxiv__papers": (2, 2),
+        "github__threads": (1, 1),
+        "github__timelines": (1, 1),
+    }
+    assert "papers" in rows["arxiv"].to_label and "proposals" in rows["github: verl"].to_label
+    manifest = json.loads((stand_ins["tmp"] / "out" / "release" / "manifest.json").read_text())
+    assert manifest["tables"]["option_events"]["rows"] > 0
+
+
+def test_a_second_refresh_lands_exactly_the_new_commit_paper_and_thread(refreshed):
+    _, second, _ = refreshed["runs"]
+    assert second.exit_code == 0 and second.built
+    rows = by_source(second)
+    assert rows["frameworks: verl"].fetched == "1 commits walked"
+    assert rows["github: verl"].fetched.startswith("1 threads, 1 timelines")
+    assert refreshed["counts"][1] == {
+        "git__commits": (6, 6),  # one new commit, nothing landed twice
+        "arxiv__papers": (3, 3),
+        "github__threads": (2, 2),
+        "github__timelines": (2, 2),
+    }
+    # raw records: the paper and its abstract; the thread and its timeline, facts and texts
+    assert rows["arxiv"].landed == 2 and rows["github: verl"].landed == 4
+    assert ("synthetic_m3", "2025-11-01") in refreshed["events"]
+
+
+def test_an_unchanged_refresh_lands_nothing(refreshed):
+    third = refreshed["runs"][2]
+    assert third.exit_code == 0
+    assert [o.landed for o in third.outcomes] == [0, 0, 0]
+    assert refreshed["counts"][2] == refreshed["counts"][1]
+
+
+def test_a_failing_source_is_reported_with_its_retry_and_the_others_refresh(refreshed, stand_ins):
+    stand_ins["fake"].trouble["issues"] = [
+        Response(json.dumps({"message": "Bad credentials"}), status=401)
+    ]
+    stand_ins["papers"].append(paper(4))
+    done = run(stand_ins)
+    rows = by_source(done)
+    assert done.exit_code == 1 and done.built
+    github = rows["github: verl"]
+    assert github.status.startswith("failed: ") and "GitHub refused" in github.status
+    assert github.retry == "tracker ingest github --framework verl"
+    assert rows["arxiv"].status == "ok" and rows["arxiv"].landed == 2
+    assert rows["frameworks: verl"].status == "ok"
+    assert SECRET not in json.dumps(done.rows())
+
+
+def test_offline_and_without_a_token_say_what_was_skipped(refreshed, stand_ins):
+    mp, tmp = stand_ins["mp"], stand_ins["tmp"]
+    mp.delenv("GITHUB_TOKEN")
+    (tmp / "verl").rename(tmp / "verl-moved")  # the repository path is gone
+    try:
+        done = run(stand_ins, offline=True)
+        rows = by_source(done)
+        verl = rows["frameworks: verl"]
+        assert verl.status.startswith("failed: ") and str(tmp / "verl") in verl.status
+        assert (
+            verl.retry == f"tracker ingest frameworks --framework verl --repo verl={tmp / 'verl'}"
+        )
+        assert rows["arxiv"].status == "skipped: --offline was given"
+        assert rows["arxiv"].retry == "tracker ingest arxiv"
+        assert rows["github: verl"].status.startswith("skipped: no GITHUB_TOKEN (set GITHUB_TOKEN")
+        # nothing refreshed and nothing was only skipped: no build
+        assert done.exit_code == 1 and not done.built
+    finally:
+        (tmp / "verl-moved").rename(tmp / "verl")
+    # arXiv unreachable: its source is skipped, the others refresh and the build runs
+    mp.setenv("GITHUB_TOKEN", SECRET)
+    mp.setenv("ARXIV_OAI_URL", "http://127.0.0.1:9/oai")  # the discard port: refused
+    add_thread(stand_ins["fake"], 3, 20)
+    done = run(stand_ins)
+    rows = by_source(done)
+    assert rows["arxiv"].status.startswith("skipped: no network (cannot connect to 127.0.0.1:9")
+    assert rows["arxiv"].retry == "tracker ingest arxiv"
+    assert rows["github: verl"].status == "ok" and rows["github: verl"].landed == 4
+    assert done.exit_code == 0 and done.built
+
+
+def test_an_interrupted_refresh_keeps_what_landed_and_the_next_finishes_it(refreshed, stand_ins):
+    mp, wh = stand_ins["mp"], stand_ins["tmp"] / "wh" / "tracker.duckdb"
+    mp.setenv("ARXIV_OAI_URL", stand_ins["oai"])
+    stand_ins["papers"].append(paper(5))
+    add_thread(stand_ins["fake"], 4, 30)
+
+    def interrupted(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    with pytest.MonkeyPatch.context() as inner:
+        inner.setattr(refresh.threads, "ingest_threads", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            run(stand_ins)
+    con = duckdb.connect(str(wh), read_only=True)
+    kept = counts(con)
+    con.close()
+    assert kept["arxiv__papers"] == (5, 5) and kept["github__threads"] == (3, 3)
+    done = run(stand_ins)
+    rows = by_source(done)
+    assert done.exit_code == 0
+    assert rows["arxiv"].landed == 0 and rows["github: verl"].landed == 4
+    con = duckdb.connect(str(wh), read_only=True)
+    finished = counts(con)
+    con.close()
+    assert finished == {**kept, "github__threads": (4, 4), "github__timelines": (4, 4)}
+
+
+WORKFLOW = ROOT / ".github" / "workflows" / "weekly-refresh.yml"
+
+
+def check_workflow(path: Path) -> subprocess.CompletedProcess:
+    """GitHub's workflow schema, as check-jsonschema vendors it (no network needed)."""
+    linter = Path(sys.executable).with_name("check-jsonschema")
+    command = [str(linter), "--builtin-schema", "vendor.github-workflows", str(path)]
+    return subprocess.run(command, capture_output=True, text=True)
+
+
+def test_the_weekly_workflow_is_a_valid_github_workflow_that_runs_the_refresh(tmp_path):
+    done = check_workflow(WORKFLOW)
+    assert done.returncode == 0, done.stdout + done.stderr
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    triggers = workflow[True]  # YAML 1.1 reads the key `on` as true
+    assert "workflow_dispatch" in triggers and triggers["schedule"][0]["cron"] == "0 6 * * 1"
+    steps = workflow["jobs"]["refresh"]["steps"]
+    assert any("tracker refresh" in step.get("run", "") for step in steps)
+    assert "secrets.TRACKER_GITHUB_TOKEN" in workflow["jobs"]["refresh"]["env"]["GITHUB_TOKEN"]
+    broken = tmp_path / "broken.yml"
+    broken.write_text(WORKFLOW.read_text().replace("runs-on:", "runs_on:"))
+    failed = check_workflow(broken)
+    assert failed.returncode != 0 and "runs-on" in failed.stdout + failed.stderr
+
+
+def test_the_command_says_what_a_bad_repo_option_lacks():
+    from tests.conftest import tracker
+
+    done = tracker("refresh", "--repo", "verl")
+    assert done.returncode == 2 and "give NAME=PATH_OR_URL" in done.stderr

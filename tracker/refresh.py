@@ -1,0 +1,282 @@
+"""`tracker refresh`: every source incrementally, then the build and the release.
+
+Sources run in order (framework histories, the arXiv window's increment, the GitHub record),
+each in its own writer (tracker/warehouse.py), so what one landed is published before the next
+starts: an interrupted refresh keeps it, and the next refresh continues from each ingester's
+own state (docs/sources.md). A source that fails is reported with the command that retries it
+alone, and the others still run. The build then runs on the refreshed warehouse, without
+landing the bundled snapshot again (tracker/build.py).
+"""
+
+import logging
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import duckdb
+
+from ingest import progress
+from ingest.arxiv import api, oai
+from ingest.errors import TrackerError, reason
+from ingest.git import frameworks
+from ingest.github import threads
+from ingest.github.client import Client, api_url, token
+from ingest.landing.runs import utc_now
+from ingest.project import PROJECT_ROOT, pool
+from tracker import build
+from tracker.warehouse import connect, writer
+
+log = logging.getLogger(__name__)
+
+NETWORK_TIMEOUT = 5.0  # seconds the first connection may take before the refresh goes offline
+# the reviews (intermediate.labels_needed) each source's records feed
+REVIEWS = {"arxiv": ("papers",), "github": ("failures", "proposals", "concerns")}
+OFFLINE = "--offline"
+PORTS = {"https": 443, "http": 80, "ssh": 22}
+
+
+@dataclass
+class Outcome:
+    """One row of the summary: what a source fetched, landed and holds back, and how it ended."""
+
+    source: str
+    fetched: str = ""
+    landed: int = 0
+    held_back: int = 0
+    status: str = "ok"
+    retry: str = ""
+    to_label: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return self.status.startswith("failed")
+
+    @property
+    def skipped(self) -> bool:
+        return self.status.startswith("skipped")
+
+    def waiting(self) -> str:
+        """Held back by validation, and the labels people still owe (`tracker label`)."""
+        parts = [f"{self.held_back} held back"]
+        parts += [f"{n} {kind} to label" for kind, n in self.to_label.items()]
+        return ", ".join(parts)
+
+
+class Network:
+    """Whether a network source runs: not with ``--offline``, nor when the first connection to
+    its host fails (no network, or that host is down): then it is skipped, saying why, and so is
+    every later source on that host, without waiting for the retries of each request."""
+
+    def __init__(self, offline: bool):
+        self.offline = offline
+        self.hosts: dict[tuple[str | None, int], str | None] = {}
+
+    def down(self, url: str) -> str | None:
+        """Why ``url``'s source cannot run (None when it can)."""
+        if self.offline:
+            return f"{OFFLINE} was given"
+        parts = urlsplit(url)
+        host = (parts.hostname, parts.port or PORTS.get(parts.scheme, 443))
+        if host not in self.hosts:
+            try:
+                socket.create_connection(host, NETWORK_TIMEOUT).close()
+                self.hosts[host] = None
+            except OSError as exc:
+                where = f"{host[0]}:{host[1]}"
+                self.hosts[host] = f"no network (cannot connect to {where}: {reason(exc)})"
+        return self.hosts[host]
+
+
+def _tally(con: duckdb.DuckDBPyConnection, outcome: Outcome, where: str, params: list) -> None:
+    """Add what the matching runs of meta.runs landed (new or changed) and held back."""
+    [(landed, held)] = con.execute(
+        "select coalesce(sum(landed + changed), 0), coalesce(sum(quarantined), 0) "
+        f"from meta.runs where {where}",
+        params,
+    ).fetchall()
+    outcome.landed += int(landed)
+    outcome.held_back += int(held)
+
+
+def _failed(outcome: Outcome, exc: BaseException, retry: str) -> Outcome:
+    outcome.status = (
+        f"failed: {' '.join(str(exc).split()) if isinstance(exc, TrackerError) else reason(exc)}"
+    )
+    outcome.retry = retry
+    return outcome
+
+
+def _skipped(outcome: Outcome, why: str, retry: str) -> Outcome:
+    outcome.status, outcome.retry = f"skipped: {why}", retry
+    return outcome
+
+
+def refresh_frameworks(
+    names: list[str], repos: dict[str, str], network: Network, jobs: int
+) -> list[Outcome]:
+    """Each framework's history from its last landed commit; one failing stops only itself."""
+    outcomes = {name: Outcome(f"frameworks: {name}") for name in names}
+    sources: dict[str, str | None] = {}
+    for name in names:
+        where = repos.get(name) or frameworks.frameworks()[name]["repository_url"]
+        retry = f"tracker ingest frameworks --framework {name}" + (
+            f" --repo {name}={repos[name]}" if name in repos else ""
+        )
+        outcomes[name].retry = retry
+        # a local path needs no network; git's scp-like form (git@host:path) is an ssh host
+        remote = where.startswith(("http://", "https://", "ssh://", "git@"))
+        url = where if "://" in where else f"ssh://{where.split(':')[0]}"
+        why = network.down(url) if remote else None
+        if why:
+            _skipped(outcomes[name], why, retry)
+        else:
+            sources[name] = repos.get(name)
+    if not sources:
+        return list(outcomes.values())
+    try:
+        with writer("refresh frameworks") as con, progress.shown():
+            for name, summary in frameworks.ingest_all(con, sources, jobs):
+                if isinstance(summary, TrackerError):
+                    _failed(outcomes[name], summary, outcomes[name].retry)
+                    continue
+                outcomes[name].fetched = f"{summary.commits_walked} commits walked"
+                _tally(con, outcomes[name], "run_id = ?", [summary.run])
+                outcomes[name].retry = ""
+    except (TrackerError, OSError, duckdb.Error) as exc:  # the warehouse itself, not a source
+        for name in sources:
+            if not outcomes[name].fetched and not outcomes[name].failed:
+                _failed(outcomes[name], exc, outcomes[name].retry)
+    return list(outcomes.values())
+
+
+def refresh_arxiv(network: Network, pause: float) -> Outcome:
+    """The pool window's increment over OAI-PMH: what changed since the last complete harvest,
+    or the rest of an interrupted one (ingest/arxiv/oai.py)."""
+    window = pool()
+    outcome = Outcome("arxiv")
+    retry = "tracker ingest arxiv"
+    why = network.down(oai.oai_url())
+    if why:
+        return _skipped(outcome, why, retry)
+    started = utc_now()
+    try:
+        with writer("refresh arxiv") as con, progress.shown():
+            try:
+                client = api.Client(pause=pause)
+                got = oai.harvest(con, client, window.first, window.last, window.categories)
+                outcome.fetched = f"{got.papers} papers harvested"
+            finally:
+                _tally(con, outcome, "source = 'arxiv' and started_at >= ?", [started])
+    except (TrackerError, OSError, duckdb.Error) as exc:
+        return _failed(outcome, exc, retry)
+    return outcome
+
+
+def refresh_github(names: list[str], network: Network) -> list[Outcome]:
+    """Each framework's issues, pull requests and discussions changed since its last listing;
+    without GITHUB_TOKEN the record is skipped, saying how to set it."""
+    outcomes = [Outcome(f"github: {name}") for name in names]
+    retries = [f"tracker ingest github --framework {name}" for name in names]
+    try:
+        secret = token()
+    except TrackerError as exc:
+        why = f"no GITHUB_TOKEN ({exc})"
+        return [_skipped(o, why, r) for o, r in zip(outcomes, retries, strict=True)]
+    why = network.down(api_url())
+    if why:
+        return [_skipped(o, why, r) for o, r in zip(outcomes, retries, strict=True)]
+    hub, known = Client(secret), frameworks.frameworks()
+    try:
+        with writer("refresh github") as con, progress.shown():
+            for name, outcome, retry in zip(names, outcomes, retries, strict=True):
+                slug = known[name]["repository_url"].removeprefix("https://github.com/")
+                started = utc_now()
+                try:
+                    issues = threads.ingest_threads(con, hub, name, slug, None)
+                    discussions = threads.ingest_discussions(con, hub, name, slug)
+                    outcome.fetched = (
+                        f"{issues.threads} threads, {issues.timelines} timelines, "
+                        f"{discussions.discussions} discussions"
+                    )
+                except TrackerError as exc:
+                    _failed(outcome, exc, retry)
+                finally:
+                    _tally(con, outcome, "source = 'github' and started_at >= ?", [started])
+    except (TrackerError, OSError, duckdb.Error) as exc:
+        for outcome, retry in zip(outcomes, retries, strict=True):
+            if not outcome.fetched and not outcome.failed:
+                _failed(outcome, exc, retry)
+    return outcomes
+
+
+def _to_label(outcomes: list[Outcome]) -> None:
+    """The labels people still owe for each source's records, from the built warehouse."""
+    con = connect(read_only=True)
+    try:
+        rows = con.execute(
+            "select review, framework, count(*) from intermediate.labels_needed group by all"
+        ).fetchall()
+    finally:
+        con.close()
+    for outcome in outcomes:
+        kind, _, framework = outcome.source.partition(": ")
+        for review in REVIEWS.get(kind, ()):
+            outcome.to_label[review] = sum(
+                n for r, f, n in rows if r == review and (not framework or f == framework)
+            )
+
+
+@dataclass
+class Refreshed:
+    """What a refresh did: each source's outcome, and whether the build ran and how it ended."""
+
+    outcomes: list[Outcome]
+    built: bool = False
+    build_error: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every source ran or was skipped by choice (offline, no token), 1 when one
+        failed (the others were refreshed and built), 2 when the build failed."""
+        if self.build_error:
+            return 2
+        return 1 if any(o.failed for o in self.outcomes) else 0
+
+    def rows(self) -> list[tuple[str, ...]]:
+        return [
+            (o.source, o.fetched or "-", str(o.landed), o.waiting(), o.status, o.retry)
+            for o in self.outcomes
+        ]
+
+
+HEADERS = ["source", "fetched", "landed", "waiting for review", "status", "retry with"]
+
+
+def refresh(
+    names: list[str],
+    repos: dict[str, str],
+    release_dir: Path,
+    offline: bool = False,
+    pause: float = 3.0,
+    jobs: int = 1,
+    project: Path = PROJECT_ROOT,
+) -> Refreshed:
+    """Refresh every source, then build and release when at least one source refreshed, or
+    when all were skipped (offline: the build rebuilds from what the warehouse holds); when
+    every source that ran failed, nothing changed and nothing is built."""
+    network = Network(offline)
+    log.info("refreshing: framework histories, the arXiv window, the GitHub record")
+    outcomes = refresh_frameworks(names, repos, network, jobs)
+    outcomes.append(refresh_arxiv(network, pause))
+    outcomes += refresh_github(names, network)
+    done = Refreshed(outcomes)
+    if any(o.status == "ok" for o in outcomes) or all(o.skipped for o in outcomes):
+        try:
+            build.build(None, release_dir, project=project)
+        except (TrackerError, OSError, duckdb.Error) as exc:
+            done.build_error = str(exc) if isinstance(exc, TrackerError) else reason(exc)
+            return done
+        done.built = True
+        _to_label(outcomes)
+    return done
