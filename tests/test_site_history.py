@@ -160,7 +160,10 @@ def test_whats_new_lists_each_releases_changes_newest_first_grouped_by_kind(mart
     (release / "history.json").write_text(json.dumps(HISTORY))
     site.write(marts, tmp_path / "site", release)
     page = (tmp_path / "site" / "whats-new.html").read_text()
-    newer, older = page.index("Release of 2026-12-08"), page.index("Release of 2026-12-01")
+    newer, older = (
+        page.index("Release of 2026-12-08 06:00 UTC"),
+        page.index("Release of 2026-12-01"),
+    )
     assert newer < older
     assert "Snapshots moved: TRL." in page[newer:older]  # verl's sha did not move
     assert "No changes." in page[older:] and "nothing earlier to compare with" in page[older:]
@@ -173,7 +176,9 @@ def test_whats_new_lists_each_releases_changes_newest_first_grouped_by_kind(mart
     assert "DAPO clip-higher removed from TRL" in page
     method = (tmp_path / "site" / "methods" / "gspo.html").read_text()
     assert "In the release history" in method
-    assert "release of 2026-12-08: GSPO landed in TRL as selectable on 2026-12-07" in method
+    assert (
+        "release of 2026-12-08 06:00 UTC: GSPO landed in TRL as selectable on 2026-12-07" in method
+    )
     nav = '<a href="whats-new.html">What\'s new</a>'
     assert nav in (tmp_path / "site" / "index.html").read_text()
 
@@ -187,3 +192,14 @@ def test_whats_new_says_when_there_is_no_history_and_a_broken_one_stops_the_site
     (release / "history.json").write_text('{"releases": [{"version": {}}]}')
     with pytest.raises(TrackerError, match=r"history.json is unreadable or not a release history"):
         site.write(marts, tmp_path / "again", release)
+
+
+def test_the_built_site_shows_and_offers_its_releases_history(built):
+    _, release = built
+    made = release.parent / "site"
+    for name in ("history.json", "changes.json", "changes.csv", "version.json"):
+        assert (made / "downloads" / name).read_bytes() == (release / name).read_bytes(), name
+    assert 'href="downloads/history.json"' in (made / "index.html").read_text()
+    page = (made / "whats-new.html").read_text()
+    assert page.count('<section class="release">') == 1  # the first release: nothing replaced
+    assert "nothing earlier to compare with" in page and "No changes." in page

@@ -511,14 +511,19 @@ def copy_downloads(release: Path, manifest: dict, into: Path) -> dict[str, Any]:
             )
             shutil.copyfile(release / f["path"], into / f["path"])
         offered.append({"name": name, "rows": table["rows"], "files": files})
-    documents = [
-        n
-        for n in ("manifest.json", "datapackage.json", "history.json", "changes.json")
-        if (release / n).is_file()
-    ]
+    documents = [n for n in ("manifest.json", "datapackage.json") if (release / n).is_file()]
     for name in documents:
         shutil.copyfile(release / name, into / name)
-    return {"tables": offered, "documents": documents}
+    history = []  # version.json, changes.json, changes.csv, history.json: checked like the tables
+    for f in manifest.get("files", []):
+        if not SAFE_NAME.match(str(f.get("path"))):
+            raise TrackerError(f"{release / 'manifest.json'} lists a file unfit for a name: {f!r}")
+        checksums.verify_file(
+            release / f["path"], f["sha256"], f"release file {release / f['path']}", remedy
+        )
+        shutil.copyfile(release / f["path"], into / f["path"])
+        history.append(f["path"])
+    return {"tables": offered, "documents": documents, "history": history}
 
 
 def check_base_url(base_url: str | None) -> None:
