@@ -36,7 +36,8 @@ from tracker.warehouse import require_marts
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 # links taken from a release's history.json or given as --base-url: web addresses only
 WEB_URL = re.compile(r"^https?://[^\s\"'<>]+$")
-# the feed carries the newest landings, removals and re-landings (docs/outputs.md#the-feed)
+# the feed carries the newest landings, removals and re-landings
+# (docs/outputs.md#whats-new-method-histories-and-the-feed)
 FEED_ENTRIES = 200
 # an entry's id is a tag URI (RFC 4151) minted from what the entry is about, so it never changes
 TAG = "tag:framework-inclusion-tracker,2026:"
@@ -514,7 +515,7 @@ def copy_downloads(release: Path, manifest: dict, into: Path) -> dict[str, Any]:
     documents = [n for n in ("manifest.json", "datapackage.json") if (release / n).is_file()]
     for name in documents:
         shutil.copyfile(release / name, into / name)
-    history = []  # version.json, changes.json, changes.csv, history.json: checked like the tables
+    change_files = []  # version.json, changes.json, changes.csv, history.json: checked as tables
     for f in manifest.get("files", []):
         if not SAFE_NAME.match(str(f.get("path"))):
             raise TrackerError(f"{release / 'manifest.json'} lists a file unfit for a name: {f!r}")
@@ -522,8 +523,8 @@ def copy_downloads(release: Path, manifest: dict, into: Path) -> dict[str, Any]:
             release / f["path"], f["sha256"], f"release file {release / f['path']}", remedy
         )
         shutil.copyfile(release / f["path"], into / f["path"])
-        history.append(f["path"])
-    return {"tables": offered, "documents": documents, "history": history}
+        change_files.append(f["path"])
+    return {"tables": offered, "documents": documents, "change_files": change_files}
 
 
 def check_base_url(base_url: str | None) -> None:
