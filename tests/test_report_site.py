@@ -271,4 +271,13 @@ def test_the_site_opens_from_disk_and_leads_from_the_search_and_matrix_to_a_meth
     assert browser.current_url.endswith("/frameworks/verl.html")
     assert page_fits(browser)
     shoot(browser, "framework-verl")
+
+    # the header leads to What's new; the method's history is on its page, at #history
+    browser.find_element(By.LINK_TEXT, "What's new").click()
+    assert browser.current_url.endswith("/whats-new.html")
+    assert page_fits(browser)
+    shoot(browser, "whats-new")
+    browser.get((site / "methods" / "gspo.html").as_uri() + "#history")
+    history = browser.find_elements(By.CSS_SELECTOR, "#history + .scroll tbody tr")
+    assert len(history) > 10 and page_fits(browser)
     assert (ARTIFACTS / "home-1400.png").stat().st_size > 10_000

@@ -146,12 +146,14 @@ def build(
     verbose: bool = False,
     previous: str | None = None,
     project: Path = PROJECT_ROOT,
+    base_url: str | None = None,
 ) -> None:
     """Land the snapshot, build, and write the release with the report and the site next to
     it (``report/`` and ``site/`` in the release folder's parent). With no ``snapshot_dir``
     (`tracker refresh`) the warehouse is built as the ingests left it: landing the bundled
     snapshot again would add nothing newer, only time. ``project`` is the dbt project (tests
-    build a copy with other seeds).
+    build a copy with other seeds). The site's feed links are absolute against ``base_url``
+    when given.
 
     Everything is written aside and swapped in at the end: the warehouse (tracker/warehouse.py)
     and the three folders (tracker/outputs.py). A build that fails anywhere changes none of them,
@@ -162,6 +164,7 @@ def build(
     folders = {"release": release_dir, "report": report_dir, "site": site_dir}
     for kind, folder in folders.items():
         outputs.check_replaceable(folder, kind)
+    site.check_base_url(base_url)
     started = time.monotonic()
     with (
         release.compared_release(previous) as compare_with,
@@ -199,7 +202,7 @@ def build(
         ):
             manifest = release.fill(con, release_stage, release_dir, allow_shrink, compare_with)
             files = report.fill(con, report_stage)
-            pages = site.fill(con, site_stage, release_stage, report_stage, manifest)
+            pages = site.fill(con, site_stage, release_stage, report_stage, manifest, base_url)
         summary = pool_summary(con)
     rows = sum(t["rows"] for t in manifest["tables"].values())
     log.info("    release: %d tables, %d rows in %s", len(manifest["tables"]), rows, release_dir)

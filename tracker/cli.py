@@ -46,7 +46,14 @@ def _print_table(headers: list[str], rows: list[tuple]) -> None:
 def cmd_build(args: argparse.Namespace) -> None:
     from tracker import build
 
-    build.build(args.snapshot, args.release, args.allow_shrink, args.verbose, args.previous)
+    build.build(
+        args.snapshot,
+        args.release,
+        args.allow_shrink,
+        args.verbose,
+        args.previous,
+        base_url=args.base_url,
+    )
 
 
 def cmd_snapshot_export(args: argparse.Namespace) -> None:
@@ -81,7 +88,7 @@ def cmd_report(args: argparse.Namespace) -> None:
 def cmd_site(args: argparse.Namespace) -> None:
     from tracker import site
 
-    pages = site.write(connect(read_only=True), args.out, args.release)
+    pages = site.write(connect(read_only=True), args.out, args.release, args.base_url)
     print(f"{pages} pages written to {args.out}; open {args.out / 'index.html'} in a browser")
 
 
@@ -284,6 +291,14 @@ def _allow_shrink(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _base_url(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--base-url",
+        help="the address the site is published at: the feed's links become absolute against it "
+        "(without it they are relative to feed.xml's folder)",
+    )
+
+
 def _previous(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--previous",
@@ -362,8 +377,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--verbose", action="store_true", help="show dbt's full output (always in logs/)"
     )
-
     _previous(c)
+    _base_url(c)
     c.set_defaults(func=cmd_build)
 
     c = sub.add_parser(
@@ -465,6 +480,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--out", type=Path, default=PROJECT_ROOT / "site")
     c.add_argument("--release", type=Path, default=release.RELEASE_DIR,
                    help="the release folder the site links to")  # fmt: skip
+    _base_url(c)
     c.set_defaults(func=cmd_site)
 
     c = sub.add_parser("download", help="verify a release and install it as a DuckDB file")

@@ -5,7 +5,10 @@ and since when? The home page leads with a search (by name, method id or arXiv i
 of every method against every framework in the manner of caniuse.com, then the report's figures
 and the downloads. One page per method (where each framework has it, the setting to paste, the
 landing with its lag, and the proposals, failure reports and model reports that concern it) and
-one per framework (its methods, contribution rules, proposals).
+one per framework (its methods, contribution rules, proposals). A method's page also tells its
+history (when each framework added, changed or removed it), a "What's new" page lists the
+changes of each release in the release's history.json, and an Atom feed (feed.xml) carries the
+landings, removals and re-landings, newest first.
 
 Python holds only the queries and the page list; the HTML is in Jinja2 templates (autoescaped)
 and the stylesheet and script are files in static/. No server, CDN or fetch(): the search index
@@ -17,6 +20,7 @@ ties explicitly and nothing depends on the clock.
 import json
 import re
 import shutil
+from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -30,6 +34,13 @@ from tracker.warehouse import require_marts
 
 # a framework name becomes a file name: only names that are safe as one
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# links taken from a release's history.json or given as --base-url: web addresses only
+WEB_URL = re.compile(r"^https?://[^\s\"'<>]+$")
+# the feed carries the newest landings, removals and re-landings
+# (docs/outputs.md#whats-new-method-histories-and-the-feed)
+FEED_ENTRIES = 200
+# an entry's id is a tag URI (RFC 4151) minted from what the entry is about, so it never changes
+TAG = "tag:framework-inclusion-tracker,2026:"
 
 # tiers in words, most readily used first (docs/definitions.md#options-events-and-landings)
 TIERS = {
@@ -44,6 +55,22 @@ OUTCOMES = {
     "stale_closed": "closed as stale",
     "closed_other": "closed, other reason",
     "pull_request": "pull request",
+}
+# the kinds of a release's changes, in the order the release's changes.json sorts them
+CHANGES = {
+    "new_method": "New methods",
+    "new_landing": "New landings",
+    "redated_landing": "Landings re-dated",
+    "retiered_landing": "Landings re-tiered",
+    "removed": "Removals",
+    "relanded": "Re-landings",
+    "setting_changed": "Settings changed",
+    "new_proposal": "New proposals",
+    "outcome_changed": "Proposal outcomes changed",
+    "new_failure_report": "New failure reports",
+    "confirmed_failure_report": "Failure reports confirmed",
+    "new_framework": "Frameworks added",
+    "dropped_framework": "Frameworks dropped",
 }
 STATEMENTS = {
     "source": "as its source method",
@@ -117,6 +144,26 @@ def lag(row: dict, short: bool = False) -> str:
     return f"{'≤ ' if bound else ''}{days} days after the paper"
 
 
+def stamp(value: datetime) -> str:
+    """A commit's date (stored in UTC) as an Atom date."""
+    return f"{value:%Y-%m-%dT%H:%M:%SZ}"
+
+
+def link_label(change: dict) -> str:
+    """What a change's link points to, in a few characters: a thread, a commit or a paper."""
+    if change.get("number") is not None:
+        return f"#{change['number']}"
+    if change.get("commit"):
+        return str(change["commit"])[:10]
+    return "arXiv" if "arxiv.org" in (change.get("url") or "") else "link"
+
+
+def web_url(url) -> str | None:
+    """A link read from a file, kept only when it is a web address (never javascript: or
+    a path)."""
+    return url if isinstance(url, str) and WEB_URL.match(url) else None
+
+
 def value(v) -> str:
     """A figure as text: yes/no for booleans, a dash for a value not known yet."""
     if v is None:
@@ -144,11 +191,43 @@ ENV.filters.update(
     lag=lag,
     value=value,
     family=report.family_label,
+    stamp=stamp,
+    link_label=link_label,
+    web_url=web_url,
 )
-ENV.globals.update(tiers=TIERS, statements=STATEMENTS)
+ENV.globals.update(tiers=TIERS, statements=STATEMENTS, changes=CHANGES)
+
+# when each framework added, re-landed and removed each method: a landing from
+# method_frameworks, a removal and a re-landing from removals (docs/definitions.md#removals)
+MILESTONES = """
+with milestones as (
+    select 'landed' as kind, method_id, framework, first_landing_sha as commit_sha,
+        first_landing_date as committed_at, tier, date_is_upper_bound, null::integer as days_absent
+    from marts.method_frameworks
+    union all
+    select 'removed', method_id, framework, removed_sha, removed_date, null, false, null
+    from marts.removals
+    union all
+    select 'relanded', method_id, framework, relanded_sha, relanded_date, relanded_tier, false,
+        days_absent
+    from marts.removals where relanded_sha is not null
+)
+"""
+# the events of a method's options between those milestones: a default changed, or one option
+# added or removed while the method stayed (docs/definitions.md#option-event)
+OPTION_CHANGES = """
+select if(e.event_type = 'default_changed', e.event_type, 'option_' || e.event_type) as kind,
+    e.method_id, e.framework, e.commit_sha, e.committed_at, e.tier,
+    false as date_is_upper_bound, null::integer as days_absent, e.option_field, e.option_value,
+    e.old_default, e.new_default
+from marts.option_events as e
+where e.method_id = $method and (e.event_type = 'default_changed' or not exists (
+    select 1 from milestones as m where m.method_id = e.method_id
+    and m.framework = e.framework and m.commit_sha = e.commit_sha))
+"""
 
 
-def rows(con, sql: str, params: list | None = None) -> list[dict]:
+def rows(con, sql: str, params: list | dict | None = None) -> list[dict]:
     cursor = con.execute(sql, params or [])
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
@@ -239,7 +318,123 @@ def method_page(con, method_id: str) -> dict[str, Any]:
         "proposals": proposals,
         "failures": failures,
         "reports": reports,
+        "history": method_history(con, method_id),
     }
+
+
+def method_history(con, method_id: str) -> list[dict]:
+    """What happened to a method in each framework, oldest first: its landings, removals and
+    re-landings, and between them the changes of its options (from the marts, so any release
+    has it)."""
+    return rows(
+        con,
+        f"{MILESTONES} select h.*, f.repository_url from ("
+        "select *, null as option_field, null as option_value, null as old_default, "
+        f"null as new_default from milestones where method_id = $method "
+        f"union all {OPTION_CHANGES}) as h join marts.frameworks as f using (framework) "
+        "order by h.committed_at, h.framework, h.kind, h.option_field, h.option_value",
+        {"method": method_id},
+    )
+
+
+def feed_entries(con) -> list[dict]:
+    """The newest landings, removals and re-landings of every method, one per (kind, method,
+    framework, commit)."""
+    return rows(
+        con,
+        f"{MILESTONES} select distinct m.*, n.name, f.repository_url from milestones as m "
+        "join marts.methods as n using (method_id) join marts.frameworks as f using (framework) "
+        "order by m.committed_at desc, m.kind, m.method_id, m.framework, m.commit_sha "
+        f"limit {FEED_ENTRIES}",
+    )
+
+
+def feed(con, base_url: str | None) -> dict[str, Any]:
+    """The Atom feed's entries and dates; links are relative to the feed's folder (the site's
+    root) unless the site's address is given."""
+    entries = feed_entries(con)
+    if entries:
+        updated = entries[0]["committed_at"]
+    else:  # no landing at all: the feed is as new as the newest snapshot
+        [(updated,)] = con.execute(
+            "select max(snapshot_committed_at) from marts.frameworks"
+        ).fetchall()
+    return {
+        "entries": entries,
+        "updated": updated or datetime(1970, 1, 1),
+        "base": base_url.rstrip("/") + "/" if base_url else "",
+        "tag": TAG,
+    }
+
+
+def check_history_entry(entry) -> None:
+    """Raise ValueError unless a release of history.json has what the pages show: a version
+    with its date, snapshot date and frameworks, and changes each with a kind and a summary."""
+    version, changes = entry["version"], entry["changes"]
+    if not (
+        isinstance(version["released_at"], str)
+        and isinstance(version["snapshot_date"], str | None)
+        and isinstance(version["frameworks"], dict)
+        and all(isinstance(f, dict | None) for f in version["frameworks"].values())
+    ):
+        raise ValueError("a release's version lacks its date or its frameworks")
+    if not isinstance(changes, list) or not all(
+        isinstance(c, dict) and isinstance(c.get("kind"), str) and isinstance(c.get("summary"), str)
+        for c in changes
+    ):
+        raise ValueError("a release's changes are not a list of changes with kind and summary")
+
+
+def read_history(release: Path | None) -> list[dict] | None:
+    """The releases of the release's history.json, newest first, each with the frameworks whose
+    snapshot moved since the release before it and its changes grouped by kind; None when there
+    is none. A history.json that is unreadable or not of the documented layout stops the site
+    with its name."""
+    path = release / "history.json" if release else None
+    if path is None or not path.is_file():
+        return None
+    try:
+        releases = json.loads(path.read_text())["releases"]
+        if not isinstance(releases, list):
+            raise ValueError("releases is not a list")
+        for entry in releases:
+            check_history_entry(entry)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise TrackerError(
+            f"{path} is unreadable or not a release history ({exc}); write the release again "
+            f"(`tracker release --out {release}`)"
+        ) from None
+    history = []
+    for i, entry in enumerate(releases):
+        frameworks = entry["version"]["frameworks"]
+        moved = None  # the oldest release: nothing earlier to compare its snapshots with
+        if i + 1 < len(releases):
+            before = releases[i + 1]["version"]["frameworks"]
+            moved = sorted(
+                name
+                for name, f in frameworks.items()
+                if (f or {}).get("sha") != (before.get(name) or {}).get("sha")
+            )
+        groups: dict[str, list[dict]] = {}
+        for change in entry["changes"]:
+            groups.setdefault(change["kind"], []).append(change)
+        kinds = list(CHANGES)
+        order = sorted(groups, key=lambda k: (kinds.index(k) if k in kinds else len(kinds), k))
+        history.append(
+            {"version": entry["version"], "moved": moved, "groups": [(k, groups[k]) for k in order]}
+        )
+    return history
+
+
+def method_changes(history: list[dict] | None, method_id: str) -> list[tuple[dict, dict]]:
+    """The release history's changes that concern one method, as (release version, change)."""
+    return [
+        (entry["version"], change)
+        for entry in history or []
+        for _, changes in entry["groups"]
+        for change in changes
+        if change.get("method_id") == method_id
+    ]
 
 
 def framework_page(con, framework: str) -> dict[str, Any]:
@@ -320,16 +515,40 @@ def copy_downloads(release: Path, manifest: dict, into: Path) -> dict[str, Any]:
     documents = [n for n in ("manifest.json", "datapackage.json") if (release / n).is_file()]
     for name in documents:
         shutil.copyfile(release / name, into / name)
-    return {"tables": offered, "documents": documents}
+    change_files = []  # version.json, changes.json, changes.csv, history.json: checked as tables
+    for f in manifest.get("files", []):
+        if not SAFE_NAME.match(str(f.get("path"))):
+            raise TrackerError(f"{release / 'manifest.json'} lists a file unfit for a name: {f!r}")
+        checksums.verify_file(
+            release / f["path"], f["sha256"], f"release file {release / f['path']}", remedy
+        )
+        shutil.copyfile(release / f["path"], into / f["path"])
+        change_files.append(f["path"])
+    return {"tables": offered, "documents": documents, "change_files": change_files}
 
 
-def write(con: duckdb.DuckDBPyConnection, out: Path, release: Path | None = None) -> int:
+def check_base_url(base_url: str | None) -> None:
+    """Stop on a site address the feed could not use, before anything is written."""
+    if base_url is not None and not WEB_URL.match(base_url):
+        raise TrackerError(
+            f"--base-url {base_url!r} is not a web address; give the site's address, "
+            "e.g. https://example.org/tracker/"
+        )
+
+
+def write(
+    con: duckdb.DuckDBPyConnection,
+    out: Path,
+    release: Path | None = None,
+    base_url: str | None = None,
+) -> int:
     """Write the site into ``out``, replacing only a site the tracker wrote there; return the
     number of pages."""
     require_marts(con, report.MARTS)
+    check_base_url(base_url)
     manifest = read_manifest(release)
     with outputs.replacing(out, "site") as folder:
-        return fill(con, folder, release, manifest=manifest)
+        return fill(con, folder, release, manifest=manifest, base_url=base_url)
 
 
 def fill(
@@ -338,10 +557,13 @@ def fill(
     release: Path | None = None,
     figures: Path | None = None,
     manifest: dict | None = None,
+    base_url: str | None = None,
 ) -> int:
     """Write the site's pages into the empty ``folder``, with the SVG figures of the report in
-    ``figures`` (drawn afresh when no report is given) and copies of the files of the release in
-    ``release`` that ``manifest`` lists."""
+    ``figures`` (drawn afresh when no report is given), copies of the files of the release in
+    ``release`` that ``manifest`` lists, and the feed, its links made absolute against
+    ``base_url`` when given."""
+    check_base_url(base_url)
     names = file_names(  # the study's frameworks first, then those tracked outside it
         con, "select framework from marts.frameworks order by not in_study, 1", "marts.frameworks"
     )
@@ -362,14 +584,23 @@ def fill(
     downloads = (
         copy_downloads(release, manifest, folder / "downloads") if release and manifest else None
     )
+    history = read_history(release)
     pages = {"index.html": ("home.html", {**home(con), "downloads": downloads})}
+    pages["whats-new.html"] = (
+        "whats-new.html",
+        {"title": "What's new", "history": history, "method_ids": set(method_ids)},
+    )
     pages["frameworks/index.html"] = ("frameworks.html", framework_index(con))
     for method_id in method_ids:
-        pages[f"methods/{method_id}.html"] = ("method.html", method_page(con, method_id))
+        pages[f"methods/{method_id}.html"] = (
+            "method.html",
+            {**method_page(con, method_id), "releases": method_changes(history, method_id)},
+        )
     for name in names:
         pages[f"frameworks/{name}.html"] = ("framework.html", framework_page(con, name))
     for path, (template, context) in pages.items():
         up = "../" * path.count("/")
         html = ENV.get_template(template).render(up=up, frameworks=names, **context)
         (folder / path).write_text(html)
+    (folder / "feed.xml").write_text(ENV.get_template("feed.xml").render(**feed(con, base_url)))
     return len(pages)
