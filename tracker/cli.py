@@ -237,7 +237,9 @@ def cmd_refresh(args: argparse.Namespace) -> int:
         raise TrackerError("--jobs must be at least 1 and --pause at least 0")
     repos = _repos(args.repo)
     chosen = _chosen(args.framework)
-    done = refresh.refresh(chosen, repos, args.release, args.offline, args.pause, args.jobs)
+    done = refresh.refresh(
+        chosen, repos, args.release, args.offline, args.pause, args.jobs, base_url=args.base_url
+    )
     print()
     _print_table(refresh.HEADERS, done.rows())
     if done.build_error:
@@ -393,6 +395,7 @@ def parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--release", type=Path, default=release.RELEASE_DIR, help="release folder")
     _pause_option(c)
+    _base_url(c)
     c.set_defaults(func=cmd_refresh)
 
     c = sub.add_parser("ingest", help="land records from a source into the raw schema")

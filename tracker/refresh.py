@@ -24,7 +24,7 @@ from ingest.github import threads
 from ingest.github.client import Client, api_url, token
 from ingest.landing.runs import utc_now
 from ingest.project import PROJECT_ROOT, pool
-from tracker import build
+from tracker import build, site
 from tracker.warehouse import connect, writer
 
 log = logging.getLogger(__name__)
@@ -261,10 +261,12 @@ def refresh(
     pause: float = 3.0,
     jobs: int = 1,
     project: Path = PROJECT_ROOT,
+    base_url: str | None = None,
 ) -> Refreshed:
     """Refresh every source, then build and release when at least one source refreshed, or
     when all were skipped (offline: the build rebuilds from what the warehouse holds); when
     every source that ran failed, nothing changed and nothing is built."""
+    site.check_base_url(base_url)  # before any source runs
     network = Network(offline)
     log.info("refreshing: framework histories, the arXiv window, the GitHub record")
     outcomes = refresh_frameworks(names, repos, network, jobs)
@@ -273,7 +275,7 @@ def refresh(
     done = Refreshed(outcomes)
     if any(o.status == "ok" for o in outcomes) or all(o.skipped for o in outcomes):
         try:
-            build.build(None, release_dir, project=project)
+            build.build(None, release_dir, project=project, base_url=base_url)
         except (TrackerError, OSError, duckdb.Error) as exc:
             done.build_error = str(exc) if isinstance(exc, TrackerError) else reason(exc)
             return done

@@ -498,32 +498,34 @@ def read_manifest(release: Path | None) -> dict | None:
         raise TrackerError(f"{release / 'manifest.json'} is unreadable ({exc})") from None
 
 
+def _copy_checked(release: Path, listed: dict, into: Path) -> None:
+    """Copy one file the manifest lists, after checking its name (a plain file name, never a
+    path out of the folder) and its checksum."""
+    if not SAFE_NAME.match(str(listed.get("path"))):
+        raise TrackerError(f"{release / 'manifest.json'} lists a file unfit for a name: {listed!r}")
+    remedy = f"write the release again (`tracker release --out {release}`)"
+    source = release / listed["path"]
+    checksums.verify_file(source, listed["sha256"], f"release file {source}", remedy)
+    shutil.copyfile(source, into / listed["path"])
+
+
 def copy_downloads(release: Path, manifest: dict, into: Path) -> dict[str, Any]:
     """Copy the released files into the site (checked against the manifest) so the site can be
     hosted alone; return what the downloads list offers."""
     into.mkdir()
-    remedy = f"write the release again (`tracker release --out {release}`)"
     offered = []
     for name, table in sorted(manifest.get("tables", {}).items()):
         files = [f for _, f in sorted(table.get("files", {}).items())]
         for f in files:
-            checksums.verify_file(
-                release / f["path"], f["sha256"], f"release file {release / f['path']}", remedy
-            )
-            shutil.copyfile(release / f["path"], into / f["path"])
+            _copy_checked(release, f, into)
         offered.append({"name": name, "rows": table["rows"], "files": files})
     documents = [n for n in ("manifest.json", "datapackage.json") if (release / n).is_file()]
     for name in documents:
         shutil.copyfile(release / name, into / name)
-    change_files = []  # version.json, changes.json, changes.csv, history.json: checked as tables
+    # version.json, changes.json, changes.csv, history.json: checked as the tables' files are
     for f in manifest.get("files", []):
-        if not SAFE_NAME.match(str(f.get("path"))):
-            raise TrackerError(f"{release / 'manifest.json'} lists a file unfit for a name: {f!r}")
-        checksums.verify_file(
-            release / f["path"], f["sha256"], f"release file {release / f['path']}", remedy
-        )
-        shutil.copyfile(release / f["path"], into / f["path"])
-        change_files.append(f["path"])
+        _copy_checked(release, f, into)
+    change_files = [f["path"] for f in manifest.get("files", [])]
     return {"tables": offered, "documents": documents, "change_files": change_files}
 
 
