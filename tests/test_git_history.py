@@ -203,13 +203,17 @@ def test_an_incremental_run_equals_a_full_run(history, tmp_path, monkeypatch):
     assert run(split_path).commits_walked == 2
     history.commit({"algos/core.py": loss("vanilla", "gspo"), "docs/a.md": "none"})
     history.commit({"README.md": "x"})
-    history.commit({"algos/config.py": config(0.28)})
+    history.commit({"algos/core.py": loss("vanilla", "gspo", "cispo")})
+    # config.py is never changed again: the resumed run must still read it at every option set
     assert run(split_path).commits_walked == 3
     assert run(split_path).commits_walked == 0
     assert run(full_path).commits_walked == 5
     assert raw(full_path) == raw(split_path)
     commits = [json.loads(p) for _, p in raw(full_path)["git__commits"]]
     assert sorted(c["position"] for c in commits) == [1, 2, 3, 4, 5]
+    last = max((json.loads(p) for _, p in raw(split_path)["git__option_sets"]),
+               key=lambda s: s["position"])  # fmt: skip
+    assert ("clip_ratio", "", "0.2") in options(last)
 
 
 def test_the_cli_ingests_a_framework_from_a_local_path(history, warehouse):

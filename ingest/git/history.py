@@ -241,6 +241,9 @@ class Miner:
     def run(self, ref: str, state: State, after: str | None = None) -> Mined:
         commits = list(first_parent_commits(self.repo, ref, after))
         blobs = {b for c in commits for ch in c.changes for b in (ch.old_blob, ch.new_blob) if b}
+        # a resumed walk reads the location files it starts with too: a commit that changes one
+        # of them re-reads them all, and an unread file would drop its options from that set
+        blobs |= {b for path, b in state.files.items() if self.locations_of(path)}
         self.sizes = blob_sizes(self.repo, blobs)
         for done, commit in enumerate(commits, start=1):
             self.commit(commit, state)
