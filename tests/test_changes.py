@@ -37,7 +37,8 @@ def edit(folder: Path, mart: str, *statements: str) -> None:
 @pytest.fixture
 def week(built, tmp_path) -> tuple[Path, Path]:
     """An older and a newer release: between them gspo landed in TRL, OpenRLHF re-tiered it,
-    verl removed dapo_clip_higher and changed gspo's setting, a proposal was opened in verl,
+    verl removed dapo_clip_higher and changed gspo's setting, NeMo-RL offered gspo again (its
+    removal and re-landing of 2025-08 are in the removals mart), a proposal was opened in verl,
     gspo entered the catalog and ms-swift began to be tracked."""
     _, rel = built
     old = Path(shutil.copytree(rel, tmp_path / "old"))
@@ -49,6 +50,7 @@ def week(built, tmp_path) -> tuple[Path, Path]:
         "method_frameworks",
         "delete from t where method_framework_id = 'gspo:TRL'",
         "update t set tier = 'experimental' where method_framework_id = 'gspo:OpenRLHF'",
+        "update t set present_at_snapshot = false where method_framework_id = 'gspo:NeMo-RL'",
     )
     edit(
         old,
@@ -89,6 +91,15 @@ def test_a_week_gives_exactly_its_changes(week):
         ).fetchall()[0]
         for mf in ("gspo:TRL", "gspo:OpenRLHF")
     }
+    [(back_sha, back_day)] = con.execute(
+        "select relanded_sha, cast(cast(relanded_date as date) as varchar) from read_parquet(?) "
+        "where method_id = 'gspo' and framework = 'NeMo-RL' and relanded_sha is not null",
+        [str(new / "removals.parquet")],
+    ).fetchall()
+    [nemo_tier] = con.execute(
+        "select tier from read_parquet(?) where method_framework_id = 'gspo:NeMo-RL'",
+        [str(new / "method_frameworks.parquet")],
+    ).fetchall()[0]
     found = changes.compare(old, new)
     assert found.comparable and found.notes == []
     trl_sha, trl_day = facts["gspo:TRL"]
@@ -112,6 +123,9 @@ def test_a_week_gives_exactly_its_changes(week):
             date="2026-11-30", tier="switch",
             url=f"https://github.com/verl-project/verl/commit/{SYNTHETIC_SHA}",
             summary="dapo_clip_higher was removed from verl on 2026-11-30"),
+        row("relanded", method_id="gspo", framework="NeMo-RL", commit=back_sha, date=back_day,
+            tier=nemo_tier, url=f"https://github.com/NVIDIA-NeMo/RL/commit/{back_sha}",
+            summary=f"gspo is offered again in NeMo-RL (as {nemo_tier}) since {back_day}"),
         row("setting_changed", method_id="gspo", framework="verl", setting=new_setting,
             old="actor_rollout_ref.actor.policy_loss.loss_mode=vanilla", new=new_setting,
             summary=f"The setting for gspo in verl is now {new_setting} (was "
@@ -149,7 +163,7 @@ def test_an_older_layout_is_compared_as_far_as_it_can_be(week):
         "new_proposal, outcome_changed not compared (needs frameworks, proposals)",
     ]
     kinds = [c["kind"] for c in found.changes]
-    assert kinds == ["new_method", "retiered_landing", "removed", "new_framework"]
+    assert kinds == ["new_method", "retiered_landing", "removed", "relanded", "new_framework"]
 
 
 def test_diff_json_equals_the_changes_file_and_a_tampered_release_is_refused(week, tmp_path):
@@ -176,7 +190,7 @@ def test_diff_json_equals_the_changes_file_and_a_tampered_release_is_refused(wee
     assert got["changes"] == file["changes"] and got["new"] == file["version"]
     assert got["old"] == file["previous"] and got["comparable"] is file["comparable"]
     with (out / "changes.csv").open() as handle:
-        assert len(list(csv.DictReader(handle))) == len(file["changes"]) == 7
+        assert len(list(csv.DictReader(handle))) == len(file["changes"]) == 8
     history = json.loads((out / "history.json").read_text())["releases"]
     assert [h["version"] for h in history] == [file["version"], file["previous"]]
     assert history[0]["changes"] == file["changes"]

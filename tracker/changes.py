@@ -61,6 +61,7 @@ MARTS = {
                   "outcome"),
     "failure_reports": ("framework", "thread_number", "html_url", "created_at",
                         "failure_code", "is_confirmed"),
+    "removals": ("method_id", "framework", "relanded_sha", "relanded_date"),
 }  # fmt: skip
 
 VERSION_COLUMNS = ("framework", "snapshot_sha", "snapshot_committed_at", "in_study")
@@ -111,7 +112,7 @@ RULES = (
         """,
     ),
     Rule(
-        ("redated_landing", "retiered_landing", "removed", "relanded"),
+        ("redated_landing", "retiered_landing", "removed"),
         ("frameworks", "method_frameworks"),
         f"""
         select 'redated_landing', n.method_id, n.framework, n.first_landing_sha,
@@ -139,11 +140,23 @@ RULES = (
                       coalesce(' on ' || {DAY.format("n.removed_date")}, ''))
         from new_method_frameworks n join old_method_frameworks o using (method_framework_id)
         where n.{COMMON} and o.present_at_snapshot and not n.present_at_snapshot
-        union all
-        select 'relanded', n.method_id, n.framework, null, null, n.tier, null, null, null, null,
-               null, format('{{}} is offered again in {{}} (as {{}})', n.method_id, n.framework,
-                            n.tier)
+""",
+    ),
+    Rule(
+        ("relanded",),
+        ("frameworks", "method_frameworks", "removals"),
+        f"""
+        select 'relanded', n.method_id, n.framework, r.relanded_sha,
+               {DAY.format("r.relanded_date")}, n.tier, null, null, null, null,
+               {COMMIT_URL.format(t="n")} || '/commit/' || r.relanded_sha,
+               format('{{}} is offered again in {{}} (as {{}}){{}}', n.method_id, n.framework,
+                      n.tier, coalesce(' since ' || {DAY.format("r.relanded_date")}, ''))
         from new_method_frameworks n join old_method_frameworks o using (method_framework_id)
+        left join (
+            select method_id, framework, arg_max(relanded_sha, relanded_date) as relanded_sha,
+                   max(relanded_date) as relanded_date
+            from new_removals where relanded_sha is not null group by all
+        ) r on n.method_id = r.method_id and n.framework = r.framework
         where n.{COMMON} and not o.present_at_snapshot and n.present_at_snapshot""",
     ),
     Rule(
