@@ -6,6 +6,7 @@ reported with the command that retries it, and the others still refresh."""
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from http.server import BaseHTTPRequestHandler
@@ -19,7 +20,7 @@ from werkzeug import Response
 
 from ingest import project
 from synthetic.github import FakeGitHub, comment, stamp, thread
-from tests.conftest import ROOT
+from tests.conftest import ROOT, tracker
 from tests.test_arxiv import oai_page, oai_record
 from tests.test_pool import FIELD, history
 from tests.test_pool import project as pool_project
@@ -110,11 +111,22 @@ def run(stand_ins, **options) -> refresh.Refreshed:
     )
 
 
+def keep(stand_ins, n: int) -> Path:
+    """A copy of the release and site a refresh wrote, as they were after refresh ``n``."""
+    out = stand_ins["tmp"] / "out"
+    kept = stand_ins["tmp"] / f"after-{n}"
+    shutil.copytree(out / "release", kept / "release")
+    shutil.copytree(out / "site", kept / "site")
+    return kept
+
+
 @pytest.fixture(scope="module")
 def refreshed(stand_ins):
     """A first refresh, a second after a commit, a paper and a thread were added, and a third
-    with nothing new; the raw tables' (records, versions) after each."""
+    with nothing new; the raw tables' (records, versions) after each, and copies of the release
+    and site each wrote."""
     first = run(stand_ins)
+    keep(stand_ins, 1)
     con = duckdb.connect(str(stand_ins["tmp"] / "wh" / "tracker.duckdb"), read_only=True)
     after_first = counts(con)
     con.close()
@@ -128,6 +140,7 @@ def refreshed(stand_ins):
     stand_ins["papers"].append(paper(3))
     add_thread(stand_ins["fake"], 2, 10)
     second = run(stand_ins)
+    keep(stand_ins, 2)
     con = duckdb.connect(str(stand_ins["tmp"] / "wh" / "tracker.duckdb"), read_only=True)
     after_second = counts(con)
     events = con.execute(
@@ -136,6 +149,7 @@ def refreshed(stand_ins):
     ).fetchall()
     con.close()
     third = run(stand_ins)
+    keep(stand_ins, 3)
     con = duckdb.connect(str(stand_ins["tmp"] / "wh" / "tracker.duckdb"), read_only=True)
     after_third = counts(con)
     con.close()
@@ -183,11 +197,55 @@ def test_a_second_refresh_lands_exactly_the_new_commit_paper_and_thread(refreshe
     assert ("synthetic_m3", "2025-11-01") in refreshed["events"]
 
 
+def test_the_weeks_changes_are_in_the_release_the_diff_the_site_and_the_feed(refreshed, stand_ins):
+    import feedparser
+
+    tmp = stand_ins["tmp"]
+    second = json.loads((tmp / "after-2" / "release" / "changes.json").read_text())
+    found = sorted((c["kind"], c["method_id"], c["framework"]) for c in second["changes"])
+    assert found == [("new_landing", "synthetic_m3", "verl"), ("new_method", "synthetic_m3", None)]
+    [landing] = [c for c in second["changes"] if c["kind"] == "new_landing"]
+    assert landing["date"] == "2025-11-01" and landing["tier"] == "selectable"
+    assert landing["url"].endswith(f"/commit/{landing['commit']}")
+    # the unchanged third refresh: an empty change list, and the history keeps the week's
+    third = json.loads((tmp / "after-3" / "release" / "changes.json").read_text())
+    assert third["changes"] == [] and third["previous"] == second["version"]
+    history = json.loads((tmp / "after-3" / "release" / "history.json").read_text())["releases"]
+    assert [len(h["changes"]) for h in history[:2]] == [0, 2]
+    said = tracker(
+        "diff", str(tmp / "after-1" / "release"), str(tmp / "after-2" / "release"), "--json"
+    )
+    assert said.returncode == 0, said.stderr
+    assert json.loads(said.stdout)["changes"] == second["changes"]
+    page = (tmp / "after-2" / "site" / "whats-new.html").read_text()
+    assert "synthetic_m3 landed in verl as selectable on 2025-11-01" in page
+    feed = feedparser.parse((tmp / "after-2" / "site" / "feed.xml").read_text())
+    assert not feed.bozo
+    ids = [e.id for e in feed.entries]
+    assert len(ids) == len(set(ids))
+    assert (
+        f"tag:framework-inclusion-tracker,2026:landed/synthetic_m3/verl/{landing['commit']}" in ids
+    )
+    before = feedparser.parse((tmp / "after-1" / "site" / "feed.xml").read_text())
+    assert not any("synthetic_m3" in e.id for e in before.entries)
+
+
 def test_an_unchanged_refresh_lands_nothing(refreshed):
     third = refreshed["runs"][2]
     assert third.exit_code == 0
     assert [o.landed for o in third.outcomes] == [0, 0, 0]
     assert refreshed["counts"][2] == refreshed["counts"][1]
+
+
+def test_a_reader_holding_the_warehouse_does_not_stop_a_refresh(refreshed, stand_ins):
+    warehouse = stand_ins["tmp"] / "wh" / "tracker.duckdb"
+    reader = duckdb.connect(str(warehouse), read_only=True)  # ad-hoc SQL, left open
+    try:
+        done = run(stand_ins, offline=True)
+        assert done.built and by_source(done)["frameworks: verl"].status == "ok"
+        assert reader.execute("select count(*) from marts.methods").fetchall()[0][0] > 0
+    finally:
+        reader.close()
 
 
 def test_a_failing_source_is_reported_with_its_retry_and_the_others_refresh(refreshed, stand_ins):
