@@ -67,6 +67,32 @@ def test_constant_lists_at_module_level_or_in_a_class():
     assert values("constant", REGISTRY, "Elsewhere.valid_modes") == []
 
 
+DICTS = """
+ALGOS = {"grpo": GRPOAlgorithm, "max_rl": MaxRLAlgorithm, **EXTRA}
+
+
+class RLHFArguments:
+    def check_loss_type(self):
+        supported_loss_types = {
+            "dpo": ["sigmoid", "ipo", "robust"],
+            "kto": ("kto",),
+            "simpo": "simpo",
+        }
+"""
+
+
+def test_constant_dicts_give_their_keys_or_the_strings_of_their_values():
+    assert values("constant", DICTS, "ALGOS:keys") == ["grpo", "max_rl"]  # `**EXTRA` has no key
+    assert values("constant", DICTS, "RLHFArguments.supported_loss_types:values") == [
+        "sigmoid",
+        "ipo",
+        "robust",
+        "kto",
+        "simpo",
+    ]
+    assert values("constant", DICTS, "ALGOS") == []  # a dict is read only as keys or values
+
+
 COMPARE = """
 def loss(self, cfg, args):
     if self.loss_type == "cispo":

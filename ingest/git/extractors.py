@@ -22,7 +22,9 @@ Kinds (the ``extractor`` column of the ``algorithm_locations`` seed):
   or every leaf of the document (``*``).
 - ``functions``: names of the module's top-level functions matching a glob (``*_penalty``).
 - ``constant``: the strings of a list/tuple/set literal assigned to a name (``SUPPORTED_MODES``)
-  or to an attribute in a class (``RouterReplayConfig.valid_modes``, e.g. in ``__post_init__``).
+  or to an attribute in a class (``RouterReplayConfig.valid_modes``, e.g. in ``__post_init__``);
+  for a dict literal, ``NAME:keys`` reads its string keys (a registry ``{"grpo": Grpo, ...}``)
+  and ``NAME:values`` the strings of its values (``{"dpo": ["sigmoid", "ipo"], ...}``).
 - ``behaviour``: a method implemented without an option, so that its landing is dated where the
   code first does it: ``def:NAME`` (a function or class; ``Class.method`` for a method) exists,
   ``default:FUNC.PARAM=VALUE`` (a parameter's default in the signature is VALUE), or
@@ -398,10 +400,11 @@ def yaml_keys(source: str, selector: str, field: str) -> list[Observation]:
 
 
 def constant(source: str, selector: str, field: str) -> list[Observation]:
-    if selector.rpartition(".")[2] not in source:
+    owner, _, name = selector.rpartition(".")
+    name, _, part = name.partition(":")  # a dict literal: its `keys`, or the strings of `values`
+    if name not in source:
         return []
     tree = _parse_python(source)
-    owner, _, name = selector.rpartition(".")
     scopes = [c for c in _classes(tree) if c.name == owner] if owner else [tree]
     found: list[str] = []
     for scope in scopes:
@@ -412,11 +415,23 @@ def constant(source: str, selector: str, field: str) -> list[Observation]:
                 targets = [node.target]
             else:
                 continue
-            if any(_name(t) == name for t in targets) and isinstance(
-                node.value, ast.List | ast.Tuple | ast.Set
-            ):
-                found += _choice_values(_literal(node.value) or [])
+            if any(_name(t) == name for t in targets):
+                found += _constant_strings(node.value, part)
     return _choices(found, field, None)
+
+
+def _constant_strings(value: ast.AST | None, part: str) -> list[str]:
+    """The strings a constant holds: a list, tuple or set literal's; with ``part`` a dict
+    literal's keys, or its values (each a string or a list, tuple or set of strings)."""
+    if not part and isinstance(value, ast.List | ast.Tuple | ast.Set):
+        return _choice_values(_literal(value) or [])
+    if part not in ("keys", "values") or not isinstance(value, ast.Dict):
+        return []
+    found: list[str] = []
+    for item in value.keys if part == "keys" else value.values:
+        held = _literal(item) if item is not None else None
+        found += _choice_values(held if isinstance(held, list | tuple | set) else [held])
+    return [v for v in found if v != _NULL]
 
 
 def functions(source: str, selector: str, field: str) -> list[Observation]:
