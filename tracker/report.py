@@ -248,10 +248,11 @@ def _included_bars(ax, labels: list[str], included: list[int], total: list[int],
 
 
 def figure_families(con) -> plt.Figure:
-    """General methods of the pool per family of change, included by one of the study's
-    frameworks or not (marts.family_inclusion), with the study's two groups of families."""
+    """General methods of the pool per family of change, included through an option of one of
+    the study's frameworks or not (marts.family_inclusion), with the study's two groups of
+    families."""
     rows = con.execute(
-        "select family, level, general_methods, included from marts.family_inclusion "
+        "select family, level, general_methods, included_as_option from marts.family_inclusion "
         "order by level = 'group', general_methods desc, family"
     ).fetchall()
     fig, ax = plt.subplots(figsize=(7, 4.2))

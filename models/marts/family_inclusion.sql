@@ -1,7 +1,9 @@
 -- Inclusion of general methods per family of change
 -- (docs/definitions.md#paper-features-and-method-families): one row per family, labelled or not,
 -- and one per study group of families (seed method_families), each with its general methods, how
--- many a framework of the study included and the share.
+-- many a framework of the study included and the share, and how many it included through one
+-- of its options (the study's family comparison covers options only: not a recipe, a cited
+-- implementation or hard-coded behaviour).
 
 with families as (
 
@@ -9,11 +11,23 @@ with families as (
 
 ),
 
+as_options as (
+
+    select distinct c.source_arxiv_id as arxiv_id
+    from {{ ref('stg_seeds__method_catalog') }} as c
+    inner join {{ ref('method_frameworks') }} as f on c.method_id = f.method_id
+    where f.framework_in_study and f.found_by = 'option_parse' and f.tier <> 'recipe'
+
+),
+
 general_methods as (
 
-    select family, included
-    from {{ ref('papers') }}
-    where screened and label = 'general_method'
+    select
+        p.family,
+        p.included,
+        p.arxiv_id in (select o.arxiv_id from as_options as o) as included_as_option
+    from {{ ref('papers') }} as p
+    where p.screened and p.label = 'general_method'
 
 ),
 
@@ -25,7 +39,8 @@ by_family as (
         f.family_group,
         f.family as families,
         count(g.family) as general_methods,
-        count(*) filter (where g.included) as included
+        count(*) filter (where g.included) as included,
+        count(*) filter (where g.included_as_option) as included_as_option
     from families as f
     left join general_methods as g on f.family = g.family
     group by f.family, f.family_group
@@ -40,7 +55,8 @@ by_group as (
         family_group,
         string_agg(family, ', ' order by family) as families,
         cast(sum(general_methods) as bigint) as general_methods,
-        cast(sum(included) as bigint) as included
+        cast(sum(included) as bigint) as included,
+        cast(sum(included_as_option) as bigint) as included_as_option
     from by_family
     where family_group is not null
     group by family_group
@@ -62,5 +78,7 @@ select
     families,
     general_methods,
     included,
-    included / nullif(general_methods, 0) as inclusion_share
+    included / nullif(general_methods, 0) as inclusion_share,
+    included_as_option,
+    included_as_option / nullif(general_methods, 0) as option_inclusion_share
 from counts
