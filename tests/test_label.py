@@ -24,14 +24,20 @@ from tests.test_public_record import built  # noqa: F401
 from tracker import label
 from tracker.build import dbt_command
 
-REVIEW_SEEDS = ("paper_labels", "failure_reviews", "proposal_reviews", "reviewer_concerns")
+REVIEW_SEEDS = (
+    "paper_labels",
+    "failure_reviews",
+    "proposal_reviews",
+    "reviewer_concerns",
+    "paper_features",
+)
 
 
 @pytest.fixture
 def project(tmp_path, monkeypatch) -> Path:
-    """A SYNTHETIC warehouse with two papers (one without a local abstract), a failure match,
-    two proposals and a thread for concerns; and a seeds folder with the real codes and empty
-    review seeds. Returns the seeds folder."""
+    """A SYNTHETIC warehouse with two papers (one without a local abstract) to label and to code
+    features of, a failure match, two proposals and a thread for concerns; and a seeds folder
+    with the real codes and empty review seeds. Returns the seeds folder."""
     seeds = tmp_path / "seeds"
     seeds.mkdir()
     for name in ("_seeds.yml", "failure_catalog.csv", *(f"{s}.csv" for s in REVIEW_SEEDS)):
@@ -53,7 +59,11 @@ def project(tmp_path, monkeypatch) -> Path:
              date '2025-04-02', null, null),
             ('proposals', 'verl:4', null, 'verl', 4, 'Synthetic pr', date '2025-04-03',
              'merged', null),
-            ('concerns', 'verl:4', null, 'verl', 4, 'Synthetic pr', date '2025-04-03', null, null)
+            ('concerns', 'verl:4', null, 'verl', 4, 'Synthetic pr', date '2025-04-03', null, null),
+            ('features', '9999.00001', '9999.00001', null, null, 'Synthetic one',
+             date '2025-01-10', null, null),
+            ('features', '9999.00002', '9999.00002', null, null, 'Synthetic two',
+             date '2025-02-10', null, null)
         ) as t (review, item_id, arxiv_id, framework, thread_number, title, opened_on,
                 suggestion, suggested_family);
         create table staging.stg_arxiv__papers as select * from (values
@@ -158,6 +168,50 @@ def test_concerns_are_one_key_each_and_none_is_recorded(project):
     done = run(project, "concerns", "--reviewer", "r", answers="-\n")
     assert done.returncode == 0
     assert rows(project / "reviewer_concerns.csv")[1:] == ["verl,4,none,r"]
+
+
+# paper 1 states everything: not a model report, 30B+, not MoE, existing_loss, code, industry,
+# no framework company, 3 domains, compute; paper 2 ('maybe' and '-' refused for model_report)
+# states only that it is no model report, has no code and no empirical evaluation (0)
+FEATURE_ANSWERS = ["n\ny\nn\n1\ny\ny\nn\n3\ny\n", "maybe\n-\nn\n-\n-\n-\nn\n-\n-\n0\n-\n"]
+FEATURE_ROWS = [
+    "9999.00001,synthetic-a,false,true,false,existing_loss,true,true,false,3,true",
+    "9999.00002,synthetic-a,false,,,,false,,,0,",
+]
+
+
+def test_a_script_codes_features_leaving_unstated_fields_empty_and_resumes(project):
+    first = run(
+        project, "features", "--reviewer", "synthetic-a", answers=FEATURE_ANSWERS[0] + "q\n"
+    )
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith("2 features to review") and "1 written" in first.stdout
+    # the paper's facts, its local abstract and where its full text is read
+    assert "https://arxiv.org/abs/9999.00001" in first.stdout
+    assert "A synthetic abstract." in first.stdout
+    second = run(project, "features", "--reviewer", "synthetic-a", answers=FEATURE_ANSWERS[1])
+    assert second.stdout.startswith("1 features to review") and "1 written" in second.stdout
+    # 'maybe' and '-' (model_report is always coded) are each refused with one line
+    assert second.stdout.count("is not a choice here") == 2
+    assert rows(project / "paper_features.csv") == [
+        "arxiv_id,coder,model_report,policy_30b_or_more,mixture_of_experts,change_form,"
+        "code_released,industry_author,framework_company_author,evaluation_domains,"
+        "compute_reported",
+        *FEATURE_ROWS,
+    ]
+    assert run(project, "features", answers="").stdout.startswith("0 features to review")
+
+
+def test_a_blind_features_reader_is_compared_per_field(project):
+    run(project, "features", "--reviewer", "a", answers="".join(FEATURE_ANSWERS))
+    # the second reader differs on paper 2's code: yes where the first saw no code
+    blind = FEATURE_ANSWERS[0] + "n\n-\n-\n-\ny\n-\n-\n0\n-\n"
+    run(project, "features", "--blind", "--reviewer", "b", answers=blind)
+    out = tracker("label", "agreement", "features", "--seeds", str(project)).stdout
+    assert "features model_report: 2/2 agree (100%), Cohen's kappa n/a (one code only)" in out
+    # code_released: (true, true), (false, true): observed 0.5; chance = (1*2 + 1*0) / 4 = 0.5
+    assert "features code_released: 1/2 agree (50%), Cohen's kappa 0.00" in out
+    assert "features policy_30b_or_more: 2/2 agree (100%), Cohen's kappa 1.00" in out
 
 
 def test_rows_are_appended_whole_after_the_existing_ones(tmp_path):
