@@ -17,10 +17,12 @@ import duckdb
 import pexpect
 import pytest
 
-from tests.conftest import ROOT, tracker
+from ingest.landing.raw import land_batch
+from ingest.landing.runs import ingest_run
+from tests.conftest import ROOT, paper, tracker
 
 # the SYNTHETIC GitHub record, built once for this module as for that one
-from tests.test_public_record import built  # noqa: F401
+from tests.test_public_record import SYNTHETIC, built  # noqa: F401
 from tracker import label
 from tracker.build import dbt_command
 
@@ -301,9 +303,11 @@ def test_agreement_matches_a_hand_computed_kappa(tmp_path):
     assert figures == {"is_proposal": (10, 9, 0.8), "outcome": (5, 4, 0.7059)}
 
 
-def test_reviewed_rows_change_the_marts(built, tmp_path):  # noqa: F811
-    """The SYNTHETIC record of tests/test_public_record.py, labelled by script and rebuilt:
-    failure 7 confirmed, proposal 4 dropped, proposal 1's concerns coded."""
+@pytest.fixture
+def record(built, tmp_path):  # noqa: F811
+    """A copy of the SYNTHETIC record of tests/test_public_record.py (warehouse and project) to
+    label by script and rebuild: returns the `tracker label` and `dbt build` runners and the
+    warehouse."""
     con, _ = built
     [(source,)] = con.execute(
         "select path from duckdb_databases() where database_name = current_database()"
@@ -319,19 +323,33 @@ def test_reviewed_rows_change_the_marts(built, tmp_path):  # noqa: F811
             capture_output=True,
             text=True,
             cwd=ROOT,
-            env=env | {"TRACKER_WAREHOUSE": str(warehouse)},
+            env=env,
         )
         assert done.returncode == 0, done.stderr
 
+    def dbt_build(*args: str) -> None:
+        done = subprocess.run(
+            dbt_command("build", *args, project=project), capture_output=True, text=True, env=env
+        )
+        assert done.returncode == 0, done.stdout[-3000:]
+
     seeds = ["--seeds", str(project / "seeds"), "--reviewer", "synthetic"]
-    tracker_label("failures", *seeds, answers="y\nentropy_collapse\n")  # 7: a script may name codes
-    # 1, 2, 3: s(kip); 4: not a proposal
-    tracker_label("proposals", *seeds, answers="s\ns\ns\nn\n")
-    tracker_label("concerns", *seeds, answers="3\n\n")  # the first thread: results
-    done = subprocess.run(
-        dbt_command("build", project=project), capture_output=True, text=True, env=env
+    return (
+        (lambda *args, answers: tracker_label(*args, *seeds, answers=answers)),
+        dbt_build,
+        warehouse,
     )
-    assert done.returncode == 0, done.stdout[-3000:]
+
+
+def test_reviewed_rows_change_the_marts(record):
+    """The SYNTHETIC record of tests/test_public_record.py, labelled by script and rebuilt:
+    failure 7 confirmed, proposal 4 dropped, proposal 1's concerns coded."""
+    tracker_label, dbt_build, warehouse = record
+    tracker_label("failures", answers="y\nentropy_collapse\n")  # 7: a script may name codes
+    # 1, 2, 3: s(kip); 4: not a proposal
+    tracker_label("proposals", answers="s\ns\ns\nn\n")
+    tracker_label("concerns", answers="3\n\n")  # the first thread: results
+    dbt_build()
     after = duckdb.connect(str(warehouse), read_only=True)
     try:
         assert after.execute(
@@ -355,3 +373,43 @@ def test_reviewed_rows_change_the_marts(built, tmp_path):  # noqa: F811
     # proposals 1-3 were skipped; the landing pull request's concerns are still to code
     assert ("proposals", 3) in left and ("concerns", 1) in left
     assert "failures" not in dict(left)
+
+
+def test_coded_features_load_and_count_in_inclusion_features(record):
+    """Both SYNTHETIC papers of the record, landed again in the pool (cs.LG, 2025Q1), labelled
+    general methods and rebuilt: both are included (their methods landed), so both are queued
+    for features; coded by script, the seed passes its tests and inclusion_features counts them."""
+    tracker_label, dbt_build, warehouse = record
+    pooled = SYNTHETIC | {"categories": ["cs.LG"]}
+    with duckdb.connect(str(warehouse)) as con, ingest_run(con, "arxiv", "synthetic") as run:
+        pool = [
+            paper(f"9999.0000{n}", f"Synthetic method {n} for RL of language models", day, **pooled)
+            for n, day in ((1, "2025-01-10"), (2, "2025-02-15"))
+        ]
+        land_batch(con, run, "arxiv", "papers", pool)
+    tracker_label("papers", answers="\n\n\n\n")  # the suggestion: general_method, family other
+    dbt_build()
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        queued = con.execute(
+            "select arxiv_id from intermediate.labels_needed where review = 'features' order by 1"
+        ).fetchall()
+    assert queued == [("9999.00001",), ("9999.00002",)]
+    tracker_label("features", answers="".join(FEATURE_ANSWERS))
+    dbt_build("-s", "paper_features+", "labels_needed")
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        counts = con.execute(
+            "select field, included_n, included_total, others_n, others_total "
+            "from marts.inclusion_features where variant = 'all' "
+            "and field in ('code_released', 'policy_30b_or_more', 'evaluation_two_or_more_domains')"
+            " order by field"
+        ).fetchall()
+        left = con.execute(
+            "select count(*) from intermediate.labels_needed where review = 'features'"
+        ).fetchone()
+    # paper 2 has no code, does not state its policy size and has no empirical evaluation
+    assert counts == [
+        ("code_released", 1, 2, 0, 0),
+        ("evaluation_two_or_more_domains", 1, 1, 0, 0),
+        ("policy_30b_or_more", 1, 1, 0, 0),
+    ]
+    assert left == (0,)
