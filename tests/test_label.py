@@ -17,21 +17,29 @@ import duckdb
 import pexpect
 import pytest
 
-from tests.conftest import ROOT, tracker
+from ingest.landing.raw import land_batch
+from ingest.landing.runs import ingest_run
+from tests.conftest import ROOT, paper, tracker
 
 # the SYNTHETIC GitHub record, built once for this module as for that one
-from tests.test_public_record import built  # noqa: F401
+from tests.test_public_record import SYNTHETIC, built  # noqa: F401
 from tracker import label
 from tracker.build import dbt_command
 
-REVIEW_SEEDS = ("paper_labels", "failure_reviews", "proposal_reviews", "reviewer_concerns")
+REVIEW_SEEDS = (
+    "paper_labels",
+    "failure_reviews",
+    "proposal_reviews",
+    "reviewer_concerns",
+    "paper_features",
+)
 
 
 @pytest.fixture
 def project(tmp_path, monkeypatch) -> Path:
-    """A SYNTHETIC warehouse with two papers (one without a local abstract), a failure match,
-    two proposals and a thread for concerns; and a seeds folder with the real codes and empty
-    review seeds. Returns the seeds folder."""
+    """A SYNTHETIC warehouse with two papers (one without a local abstract) to label and to code
+    features of, a failure match, two proposals and a thread for concerns; and a seeds folder
+    with the real codes and empty review seeds. Returns the seeds folder."""
     seeds = tmp_path / "seeds"
     seeds.mkdir()
     for name in ("_seeds.yml", "failure_catalog.csv", *(f"{s}.csv" for s in REVIEW_SEEDS)):
@@ -53,7 +61,11 @@ def project(tmp_path, monkeypatch) -> Path:
              date '2025-04-02', null, null),
             ('proposals', 'verl:4', null, 'verl', 4, 'Synthetic pr', date '2025-04-03',
              'merged', null),
-            ('concerns', 'verl:4', null, 'verl', 4, 'Synthetic pr', date '2025-04-03', null, null)
+            ('concerns', 'verl:4', null, 'verl', 4, 'Synthetic pr', date '2025-04-03', null, null),
+            ('features', '9999.00001', '9999.00001', null, null, 'Synthetic one',
+             date '2025-01-10', null, null),
+            ('features', '9999.00002', '9999.00002', null, null, 'Synthetic two',
+             date '2025-02-10', null, null)
         ) as t (review, item_id, arxiv_id, framework, thread_number, title, opened_on,
                 suggestion, suggested_family);
         create table staging.stg_arxiv__papers as select * from (values
@@ -160,6 +172,50 @@ def test_concerns_are_one_key_each_and_none_is_recorded(project):
     assert rows(project / "reviewer_concerns.csv")[1:] == ["verl,4,none,r"]
 
 
+# paper 1 states everything: not a model report, 30B+, not MoE, existing_loss, code, industry,
+# no framework company, 3 domains, compute; paper 2 ('maybe' and '-' refused for model_report)
+# states only that it is no model report, has no code and no empirical evaluation (0)
+FEATURE_ANSWERS = ["n\ny\nn\n1\ny\ny\nn\n3\ny\n", "maybe\n-\nn\n-\n-\n-\nn\n-\n-\n0\n-\n"]
+FEATURE_ROWS = [
+    "9999.00001,synthetic-a,false,true,false,existing_loss,true,true,false,3,true",
+    "9999.00002,synthetic-a,false,,,,false,,,0,",
+]
+
+
+def test_a_script_codes_features_leaving_unstated_fields_empty_and_resumes(project):
+    first = run(
+        project, "features", "--reviewer", "synthetic-a", answers=FEATURE_ANSWERS[0] + "q\n"
+    )
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith("2 features to review") and "1 written" in first.stdout
+    # the paper's facts, its local abstract and where its full text is read
+    assert "https://arxiv.org/abs/9999.00001" in first.stdout
+    assert "A synthetic abstract." in first.stdout
+    second = run(project, "features", "--reviewer", "synthetic-a", answers=FEATURE_ANSWERS[1])
+    assert second.stdout.startswith("1 features to review") and "1 written" in second.stdout
+    # 'maybe' and '-' (model_report is always coded) are each refused with one line
+    assert second.stdout.count("is not a choice here") == 2
+    assert rows(project / "paper_features.csv") == [
+        "arxiv_id,coder,model_report,policy_30b_or_more,mixture_of_experts,change_form,"
+        "code_released,industry_author,framework_company_author,evaluation_domains,"
+        "compute_reported",
+        *FEATURE_ROWS,
+    ]
+    assert run(project, "features", answers="").stdout.startswith("0 features to review")
+
+
+def test_a_blind_features_reader_is_compared_per_field(project):
+    run(project, "features", "--reviewer", "a", answers="".join(FEATURE_ANSWERS))
+    # the second reader differs on paper 2's code: yes where the first saw no code
+    blind = FEATURE_ANSWERS[0] + "n\n-\n-\n-\ny\n-\n-\n0\n-\n"
+    run(project, "features", "--blind", "--reviewer", "b", answers=blind)
+    out = tracker("label", "agreement", "features", "--seeds", str(project)).stdout
+    assert "features model_report: 2/2 agree (100%), Cohen's kappa n/a (one code only)" in out
+    # code_released: (true, true), (false, true): observed 0.5; chance = (1*2 + 1*0) / 4 = 0.5
+    assert "features code_released: 1/2 agree (50%), Cohen's kappa 0.00" in out
+    assert "features policy_30b_or_more: 2/2 agree (100%), Cohen's kappa 1.00" in out
+
+
 def test_rows_are_appended_whole_after_the_existing_ones(tmp_path):
     path = tmp_path / "paper_labels.csv"
     path.write_text("arxiv_id,label,family,reviewer\n9999.00009,other,,x")  # no final newline
@@ -247,9 +303,11 @@ def test_agreement_matches_a_hand_computed_kappa(tmp_path):
     assert figures == {"is_proposal": (10, 9, 0.8), "outcome": (5, 4, 0.7059)}
 
 
-def test_reviewed_rows_change_the_marts(built, tmp_path):  # noqa: F811
-    """The SYNTHETIC record of tests/test_public_record.py, labelled by script and rebuilt:
-    failure 7 confirmed, proposal 4 dropped, proposal 1's concerns coded."""
+@pytest.fixture
+def record(built, tmp_path):  # noqa: F811
+    """A copy of the SYNTHETIC record of tests/test_public_record.py (warehouse and project) to
+    label by script and rebuild: returns the `tracker label` and `dbt build` runners and the
+    warehouse."""
     con, _ = built
     [(source,)] = con.execute(
         "select path from duckdb_databases() where database_name = current_database()"
@@ -265,19 +323,33 @@ def test_reviewed_rows_change_the_marts(built, tmp_path):  # noqa: F811
             capture_output=True,
             text=True,
             cwd=ROOT,
-            env=env | {"TRACKER_WAREHOUSE": str(warehouse)},
+            env=env,
         )
         assert done.returncode == 0, done.stderr
 
+    def dbt_build(*args: str) -> None:
+        done = subprocess.run(
+            dbt_command("build", *args, project=project), capture_output=True, text=True, env=env
+        )
+        assert done.returncode == 0, done.stdout[-3000:]
+
     seeds = ["--seeds", str(project / "seeds"), "--reviewer", "synthetic"]
-    tracker_label("failures", *seeds, answers="y\nentropy_collapse\n")  # 7: a script may name codes
-    # 1, 2, 3: s(kip); 4: not a proposal
-    tracker_label("proposals", *seeds, answers="s\ns\ns\nn\n")
-    tracker_label("concerns", *seeds, answers="3\n\n")  # the first thread: results
-    done = subprocess.run(
-        dbt_command("build", project=project), capture_output=True, text=True, env=env
+    return (
+        (lambda *args, answers: tracker_label(*args, *seeds, answers=answers)),
+        dbt_build,
+        warehouse,
     )
-    assert done.returncode == 0, done.stdout[-3000:]
+
+
+def test_reviewed_rows_change_the_marts(record):
+    """The SYNTHETIC record of tests/test_public_record.py, labelled by script and rebuilt:
+    failure 7 confirmed, proposal 4 dropped, proposal 1's concerns coded."""
+    tracker_label, dbt_build, warehouse = record
+    tracker_label("failures", answers="y\nentropy_collapse\n")  # 7: a script may name codes
+    # 1, 2, 3: s(kip); 4: not a proposal
+    tracker_label("proposals", answers="s\ns\ns\nn\n")
+    tracker_label("concerns", answers="3\n\n")  # the first thread: results
+    dbt_build()
     after = duckdb.connect(str(warehouse), read_only=True)
     try:
         assert after.execute(
@@ -301,3 +373,43 @@ def test_reviewed_rows_change_the_marts(built, tmp_path):  # noqa: F811
     # proposals 1-3 were skipped; the landing pull request's concerns are still to code
     assert ("proposals", 3) in left and ("concerns", 1) in left
     assert "failures" not in dict(left)
+
+
+def test_coded_features_load_and_count_in_inclusion_features(record):
+    """Both SYNTHETIC papers of the record, landed again in the pool (cs.LG, 2025Q1), labelled
+    general methods and rebuilt: both are included (their methods landed), so both are queued
+    for features; coded by script, the seed passes its tests and inclusion_features counts them."""
+    tracker_label, dbt_build, warehouse = record
+    pooled = SYNTHETIC | {"categories": ["cs.LG"]}
+    with duckdb.connect(str(warehouse)) as con, ingest_run(con, "arxiv", "synthetic") as run:
+        pool = [
+            paper(f"9999.0000{n}", f"Synthetic method {n} for RL of language models", day, **pooled)
+            for n, day in ((1, "2025-01-10"), (2, "2025-02-15"))
+        ]
+        land_batch(con, run, "arxiv", "papers", pool)
+    tracker_label("papers", answers="\n\n\n\n")  # the suggestion: general_method, family other
+    dbt_build()
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        queued = con.execute(
+            "select arxiv_id from intermediate.labels_needed where review = 'features' order by 1"
+        ).fetchall()
+    assert queued == [("9999.00001",), ("9999.00002",)]
+    tracker_label("features", answers="".join(FEATURE_ANSWERS))
+    dbt_build("-s", "paper_features+", "labels_needed")
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        counts = con.execute(
+            "select field, included_n, included_total, others_n, others_total "
+            "from marts.inclusion_features where variant = 'all' "
+            "and field in ('code_released', 'policy_30b_or_more', 'evaluation_two_or_more_domains')"
+            " order by field"
+        ).fetchall()
+        left = con.execute(
+            "select count(*) from intermediate.labels_needed where review = 'features'"
+        ).fetchone()
+    # paper 2 has no code, does not state its policy size and has no empirical evaluation
+    assert counts == [
+        ("code_released", 1, 2, 0, 0),
+        ("evaluation_two_or_more_domains", 1, 1, 0, 0),
+        ("policy_30b_or_more", 1, 1, 0, 0),
+    ]
+    assert left == (0,)

@@ -20,6 +20,7 @@ from ingest import processes
 from ingest.errors import TrackerError
 from ingest.project import PROJECT_ROOT
 from tracker import outputs, release, report, site, snapshot, warehouse
+from tracker.label import REVIEWS
 from tracker.warehouse import warehouse_path
 
 log = logging.getLogger(__name__)
@@ -265,10 +266,9 @@ def pool_summary(con: duckdb.DuckDBPyConnection) -> str:
         ).fetchall()
     )
     pool = "complete" if complete else f"INCOMPLETE ({fetched} of {days} days fetched)"
-    kinds = ("papers", "failures", "proposals", "concerns")
     return (
         f"pool: {pool}; {left_out} screened papers need a reviewed label "
         "(intermediate.labels_needed) and are left out of the inclusion figures\n"
         "left to review (tracker label): "
-        + ", ".join(f"{left.get(kind, 0)} {kind}" for kind in kinds)
+        + ", ".join(f"{left.get(kind, 0)} {kind}" for kind in REVIEWS)
     )

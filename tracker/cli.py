@@ -23,6 +23,7 @@ from ingest.landing.raw import ensure_all_raw_tables, land_batch
 from ingest.landing.runs import ingest_run
 from ingest.project import PROJECT_ROOT, SEEDS, pool
 from tracker import download, method_card, release, snapshot
+from tracker.label import REVIEWS
 from tracker.warehouse import connect, warehouse_path, writer
 
 
@@ -156,7 +157,7 @@ def cmd_label(args: argparse.Namespace) -> int:
     from tracker import label
 
     if args.review == "agreement":
-        label.agreement_lines(args.seeds, [args.which] if args.which else label.REVIEWS, print)
+        label.agreement_lines(args.seeds, [args.which] if args.which else REVIEWS, print)
         return 0
     if args.which:
         raise TrackerError(f"tracker label {args.review} takes no {args.which!r}")
@@ -506,11 +507,11 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser(
         "label", help="review what the screens found, one item at a time (docs/review.md)"
     )
-    c.add_argument("review", choices=["papers", "failures", "proposals", "concerns", "agreement"])
+    c.add_argument("review", choices=[*REVIEWS, "agreement"])
     c.add_argument(
         "which",
         nargs="?",
-        choices=["papers", "failures", "proposals", "concerns"],
+        choices=REVIEWS,
         help="agreement: only this review",
     )
     c.add_argument("--blind", action="store_true", help="a second reader: no suggestions shown")

@@ -26,13 +26,16 @@ import yaml
 
 from ingest.errors import TrackerError
 
-REVIEWS = ("papers", "failures", "proposals", "concerns")
+REVIEWS = ("papers", "failures", "proposals", "concerns", "features")
 SEED = {
     "papers": "paper_labels",
     "failures": "failure_reviews",
     "proposals": "proposal_reviews",
     "concerns": "reviewer_concerns",
+    "features": "paper_features",
 }
+# the reviews of a paper (keyed by its arXiv id); the others review a framework's thread
+PAPER_REVIEWS = ("papers", "features")
 # the keys of a choice list: digits first, then letters, leaving out the skip and quit keys
 CHOICE_KEYS = "123456789abcdefghijklmnoprtuvwxyz"
 SKIP, QUIT = "s", "q"
@@ -109,7 +112,12 @@ def append_rows(path: Path, columns: list[str], rows: list[dict[str, str]]) -> N
 
 def key_columns(review: str) -> tuple[str, ...]:
     """The columns that name an item in its seed: a paper, or a framework's thread."""
-    return ("arxiv_id",) if review == "papers" else ("framework", "thread_number")
+    return ("arxiv_id",) if review in PAPER_REVIEWS else ("framework", "thread_number")
+
+
+def reviewer_column(review: str) -> str:
+    """Who answered: paper_features names its reader `coder`, as the study's coding sheet does."""
+    return "coder" if review == "features" else "reviewer"
 
 
 def key_of(review: str, row: dict[str, str]) -> tuple[str, ...]:
@@ -151,6 +159,11 @@ class Choice:
 
 
 YES_NO = {"y": "true", "n": "false"}
+# a fact a paper may not state: empty in the seed
+NOT_STATED = "not stated"
+YES_NO_UNSTATED = YES_NO | {"-": ""}
+# evaluation domains by keystroke: 0 is no empirical evaluation at all
+DOMAINS = {str(n): str(n) for n in range(10)} | {"-": ""}
 
 
 class Session:
@@ -191,12 +204,13 @@ class Session:
         also give the code itself) is refused with one line and asked again."""
         codes = {code: code for code in keys.values() if code}
         letters = [k for k in keys if k != "-"]
-        shown = "/".join(letters) if keys is YES_NO else f"{letters[0]}-{letters[-1]}"
+        yes_no = letters == list(YES_NO)
+        shown = "/".join(letters) if yes_no else f"{letters[0]}-{letters[-1]}"
         shown += "/-" if "-" in keys else ""
         hint = ""
         if default is not None:
             key = next(k for k, code in keys.items() if code == default)
-            named = f" {default}" if default and keys is not YES_NO else ""
+            named = f" {default}" if default and not yes_no else ""
             hint = f", Enter={key}{named}"
         while True:
             self.out.write(f"{prompt} [{shown}{hint}, {SKIP} skip, {QUIT} quit]: ")
@@ -238,7 +252,7 @@ def _text(text: str | None, missing: str) -> str:
 
 def show(con: duckdb.DuckDBPyConnection, review: str, item: Item, blind: bool) -> list[str]:
     """The item's facts and its local text; the suggestion too unless blind."""
-    if review == "papers":
+    if review in PAPER_REVIEWS:
         [arxiv_id] = item.key
         row = con.execute(
             "select p.title, p.first_version_date, a.abstract "
@@ -298,12 +312,45 @@ def _codes(seeds: Path, review: str) -> dict[str, Choice]:
                 "reason", tuple(accepted_values(seeds, "proposal_reviews", "reason")), "not said"
             ),
         }
+    if review == "features":
+        forms = tuple(accepted_values(seeds, "paper_features", "change_form"))
+        return {"change_form": Choice(FEATURES["change_form"], forms, NOT_STATED)}
     codes = [c for c in accepted_values(seeds, "reviewer_concerns", "concern") if c != "none"]
     return {"concern": Choice("a concern reviewers raised", tuple(codes), "no more")}
 
 
 METHOD_LABELS = ("general_method", "embedded_method")
 OPEN_OUTCOMES = ("merged", "open")
+# the features asked from a paper's full text, in the seed's order, each with its question
+# (docs/definitions.md#paper-features-and-method-families)
+FEATURES = {
+    "model_report": "is it a model's technical report?",
+    "policy_30b_or_more": "is the largest policy trained 30B parameters or more?",
+    "mixture_of_experts": "is a policy trained a mixture-of-experts model?",
+    "change_form": "the form of the change",
+    "code_released": "does it link its code?",
+    "industry_author": "is an author affiliated with a company?",
+    "framework_company_author": "is an author from a company maintaining a tracked framework?",
+    "evaluation_domains": "how many evaluation domains do its experiments cover?",
+    "compute_reported": "does it report its compute (GPU hours, or devices and time)?",
+}
+
+
+def _features(session: Session, choices: dict[str, Choice]) -> dict[str, str]:
+    """One paper's features; `-` leaves a field the paper does not state empty, except
+    model_report, which is always coded."""
+    coded = {}
+    for field, prompt in FEATURES.items():
+        if field == "model_report":
+            coded[field] = session.ask(prompt, YES_NO, None)
+        elif field == "change_form":
+            coded[field] = session.choose(choices[field], None)
+        elif field == "evaluation_domains":
+            session.say(f"  0 none (no empirical evaluation)  1-9 domains  - {NOT_STATED}")
+            coded[field] = session.ask(prompt, DOMAINS, None)
+        else:
+            coded[field] = session.ask(f"{prompt} (- {NOT_STATED})", YES_NO_UNSTATED, None)
+    return coded
 
 
 def answer(
@@ -337,6 +384,8 @@ def answer(
         if (outcome or item.suggestion) not in OPEN_OUTCOMES:
             reason = session.choose(choices["reason"], None)
         return [{"is_proposal": "true", "outcome": outcome, "reason": reason}]
+    if review == "features":
+        return [_features(session, choices)]
     concerns: list[str] = []
     while True:
         concern = session.choose(choices["concern"], "")
@@ -362,7 +411,7 @@ def queue(con: duckdb.DuckDBPyConnection, review: str, seeds: Path, blind: bool)
             "the warehouse has no intermediate.labels_needed: run `tracker build` first"
         ) from None
     items = [
-        Item((a,) if review == "papers" else (f, n), title, suggestion, family)
+        Item((a,) if review in PAPER_REVIEWS else (f, n), title, suggestion, family)
         for a, f, n, title, suggestion, family in rows
     ]
     target = seeds / f"{SEED[review]}.csv"
@@ -411,7 +460,8 @@ def label(
                 session.say("  skipped")
                 continue
             keys = dict(zip(key_columns(review), item.key, strict=True))
-            append_rows(target, columns, [keys | row | {"reviewer": reviewer} for row in rows])
+            who = {reviewer_column(review): reviewer}
+            append_rows(target, columns, [keys | row | who for row in rows])
             written += 1
     except Quit:
         pass
@@ -446,6 +496,8 @@ def _fields(review: str, rows: list[dict[str, str]]) -> dict[tuple[str, ...], di
                 coded.update(is_failure_report="true", failure_code=row["failure_code"])
         elif review == "proposals":
             coded.update({k: row[k] for k in ("is_proposal", "outcome", "reason") if row.get(k)})
+        elif review == "features":
+            coded.update({k: row[k] or NOT_STATED for k in FEATURES})
         else:
             coded[f"concern:{row['concern']}"] = "yes"
     return items
@@ -486,6 +538,7 @@ _FIELD_ORDER = [
     "is_proposal",
     "outcome",
     "reason",
+    *FEATURES,
 ]
 
 

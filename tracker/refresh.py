@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 NETWORK_TIMEOUT = 5.0  # seconds the first connection may take before the refresh goes offline
 # the reviews (intermediate.labels_needed) each source's records feed
-REVIEWS = {"arxiv": ("papers",), "github": ("failures", "proposals", "concerns")}
+REVIEWS = {"arxiv": ("papers", "features"), "github": ("failures", "proposals", "concerns")}
 OFFLINE = "--offline"
 PORTS = {"https": 443, "http": 80, "ssh": 22}
 

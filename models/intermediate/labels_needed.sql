@@ -2,8 +2,12 @@
 -- seeds/paper_labels.csv (left out of the inclusion figures until labelled;
 -- docs/definitions.md#the-pool-and-cohorts); failure-screen matches and proposals nobody has
 -- reviewed; and proposal threads others replied to and landing pull requests whose reviewer
--- concerns nobody has coded (docs/definitions.md#the-public-record). `tracker label` asks about
--- these, offering the suggestion as its default.
+-- concerns nobody has coded (docs/definitions.md#the-public-record); and general methods whose
+-- full-text features nobody has coded (docs/definitions.md#paper-features-and-method-families):
+-- every included one, and per quarter holding an included one a reproducible sample of the others
+-- (first by md5 of the arXiv id), up to var features_others_per_included times the quarter's
+-- included count. The sample is drawn before coded papers leave, so coding one never pulls in the
+-- next. `tracker label` asks about these, offering the suggestion as its default.
 
 with paper_labels as (
 
@@ -40,6 +44,41 @@ papers as (
     left join catalog_papers as c on s.arxiv_id = c.arxiv_id
     left join {{ ref('stg_seeds__model_reports') }} as r on s.arxiv_id = r.arxiv_id
     where s.screened and s.arxiv_id not in (select arxiv_id from paper_labels)
+
+),
+
+general_methods as (
+
+    select
+        arxiv_id,
+        title,
+        first_version_date,
+        included,
+        row_number() over (
+            partition by cohort_quarter, included order by md5(arxiv_id)
+        ) as draw,
+        count(*) filter (where included) over (partition by cohort_quarter) as quarter_included
+    from {{ ref('papers') }}
+    where screened and label = 'general_method'
+
+),
+
+features as (
+
+    select
+        'features' as review,
+        arxiv_id as item_id,
+        arxiv_id,
+        cast(null as varchar) as framework,
+        cast(null as integer) as thread_number,
+        title,
+        first_version_date as opened_on,
+        cast(null as varchar) as suggestion,
+        cast(null as varchar) as suggested_family
+    from general_methods
+    where
+        (included or draw <= {{ var('features_others_per_included') }} * quarter_included)
+        and arxiv_id not in (select f.arxiv_id from {{ ref('stg_seeds__paper_features') }} as f)
 
 ),
 
@@ -138,6 +177,8 @@ threads as (
 )
 
 select * from papers
+union all
+select * from features
 union all
 select * from failures
 union all

@@ -53,7 +53,8 @@ variant_list as (
 ),
 
 -- one row per paper and field; has_feature is empty when the paper does not say, and a paper
--- without empirical evaluation has no evaluation breadth at all (it leaves that row everywhere)
+-- without empirical evaluation (evaluation_domains 0) has no evaluation breadth at all (it leaves
+-- that row everywhere)
 paper_fields as (
 
     select
@@ -69,7 +70,7 @@ paper_fields as (
         end as has_feature
     from coded as c
     cross join field_list as f
-    where not (f.field = 'evaluation_two_or_more_domains' and c.evaluation_domains is null)
+    where not (f.field = 'evaluation_two_or_more_domains' and c.evaluation_domains = 0)
 
 ),
 
