@@ -199,3 +199,37 @@ def test_a_required_pydantic_field_has_no_default():
     keys = by_key(records, "key")
     assert failures == []
     assert keys["name"]["default"] is None and keys["tau"]["default"] == "0.1"
+
+
+UNION = '''
+from typing import Annotated, Literal, TypeAlias
+from pydantic import BaseModel, Field
+
+
+class GrpoAlgo(BaseModel):
+    type: Literal["grpo"] = "grpo"
+    length_penalty: float = 0.0
+
+
+class MaxAlgo(BaseModel):
+    type: Literal["max_rl"] = "max_rl"
+    temperature: float = 1.0
+
+
+AlgoConfig: TypeAlias = Annotated[GrpoAlgo | MaxAlgo, Field(discriminator="type")]
+
+
+class OrchestratorConfig(BaseModel):
+    algo: AlgoConfig | None = GrpoAlgo()
+'''
+
+
+def test_a_union_of_config_classes_declares_every_members_keys_and_choices():
+    records, failures = definitions.read([("configs/orchestrator.py", "tree", UNION)])
+    keys = by_key(records, "key")
+    assert failures == []
+    assert keys["algo.type"]["choices"] == ["grpo", "max_rl"]
+    assert keys["algo.type"]["default"] is None  # each member has its own: no one default
+    assert keys["algo.length_penalty"]["default"] == "0.0"  # declared by one member only
+    assert "algo.temperature" in keys
+    assert "type" not in keys and "length_penalty" not in keys  # members are no roots

@@ -56,6 +56,9 @@ class _Class:
     path: str
     bases: list[str]
     fields: dict[str, tuple[ast.AnnAssign, Definition]] = field(default_factory=dict)
+    # a type alias of a union of config classes (one per algorithm, told apart by a field such as
+    # `type`): its keys are those of every member
+    members: list[str] = field(default_factory=list)
 
 
 def _yaml_type(node: yaml.Node) -> str:
@@ -211,8 +214,45 @@ def _config_classes(tree: ast.Module, path: str) -> Iterator[_Class]:
         yield cls
 
 
+def _union_members(value: ast.AST | None) -> list[str]:
+    """The class names of ``A | B``, ``Union[A, B]`` or ``Annotated[A | B, ...]`` (None left
+    out); fewer than two means it is no union of classes."""
+    if isinstance(value, ast.Subscript) and _name(value.value) == "Annotated":
+        inner = value.slice
+        value = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
+    if isinstance(value, ast.Subscript) and _name(value.value) == "Union":
+        parts = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
+    elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.BitOr):
+        parts, stack = [], [value]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+                stack += [node.right, node.left]
+            else:
+                parts.append(node)
+    else:
+        return []
+    names = [_name(p) for p in parts if not _is_none(p)]
+    return names if len(names) > 1 and all(names) else []
+
+
+def _union_aliases(tree: ast.Module, path: str) -> Iterator[_Class]:
+    """``X: TypeAlias = A | B`` or ``X = Annotated[A | B, Field(discriminator=...)]``."""
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            target, value = node.target.id, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = _name(node.targets[0]), node.value
+        else:
+            continue
+        members = _union_members(value)
+        if target and members:
+            yield _Class(target, path, [], members=members)
+
+
 def python_definitions(source: str, path: str) -> tuple[list[Definition], list[_Class]]:
-    """Flags, top-level functions and classes of one file, and its classes for resolving."""
+    """Flags, top-level functions and classes of one file, and its classes (and unions of
+    classes) for resolving."""
     tree = _parse_python(source)
     out = list(_argparse(tree, path))
     for node in tree.body:
@@ -220,7 +260,7 @@ def python_definitions(source: str, path: str) -> tuple[list[Definition], list[_
             out.append(Definition(node.name, "function", path, node.lineno, None))
         elif isinstance(node, ast.ClassDef):
             out.append(Definition(node.name, "class", path, node.lineno, None))
-    return out, list(_config_classes(tree, path))
+    return out, [*_config_classes(tree, path), *_union_aliases(tree, path)]
 
 
 class _Namespace:
@@ -236,7 +276,29 @@ class _Namespace:
         return next((c for c in found if c.path == near), found[0] if found else None)
 
     def fields(self, cls: _Class, seen: frozenset[str] = frozenset()) -> dict:
-        """Own fields over inherited ones (bases resolved in the namespace)."""
+        """Own fields over inherited ones (bases resolved in the namespace); for a union, every
+        member's, a field several declare taking all their choices and a default only if they
+        share it."""
+        if cls.members:
+            merged: dict = {}
+            for member in (self.find(m, cls.path) for m in cls.members):
+                if member is None or member.name in seen | {cls.name}:
+                    continue
+                for name, (stmt, d) in self.fields(member, seen | {cls.name}).items():
+                    if name not in merged:
+                        merged[name] = (stmt, d)
+                        continue
+                    first = merged[name][1]
+                    choices = tuple(dict.fromkeys((*(first.choices or ()), *(d.choices or ()))))
+                    merged[name] = (
+                        merged[name][0],
+                        replace(
+                            first,
+                            choices=choices or None,
+                            default=first.default if first.default == d.default else None,
+                        ),
+                    )
+            return merged
         out: dict = {}
         for base in reversed(cls.bases):
             parent = self.find(base, cls.path)
@@ -256,6 +318,7 @@ def resolve(classes: list[_Class], tree_paths: set[str]) -> list[Definition]:
         for name, (stmt, definition) in names.fields(cls).items():
             out.append(replace(definition, key=f"{cls.name}.{name}"))  # inherited: own name
             referenced.add(_container(stmt.annotation)[1] or "")
+        referenced.update(cls.members)  # a union's members are reached through it
 
     def walk(cls: _Class, prefix: str, depth: int, trail: frozenset[str]) -> None:
         for name, (stmt, definition) in names.fields(cls).items():
