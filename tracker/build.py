@@ -20,7 +20,7 @@ from ingest import processes
 from ingest.errors import TrackerError
 from ingest.project import PROJECT_ROOT
 from tracker import outputs, release, report, site, snapshot, warehouse
-from tracker.label import REVIEWS
+from tracker.label import REVIEWS, left_to_review
 from tracker.warehouse import warehouse_path
 
 log = logging.getLogger(__name__)
@@ -260,11 +260,9 @@ def pool_summary(con: duckdb.DuckDBPyConnection) -> str:
         "select pool_days_fetched, pool_days, pool_complete, left_out_unlabelled "
         "from marts.inclusion_summary"
     ).fetchall()
-    left = dict(
-        con.execute(
-            "select review, count(*) from intermediate.labels_needed group by review"
-        ).fetchall()
-    )
+    left: dict[str, int] = {}
+    for review, _, items in left_to_review(con):
+        left[review] = left.get(review, 0) + items
     pool = "complete" if complete else f"INCOMPLETE ({fetched} of {days} days fetched)"
     return (
         f"pool: {pool}; {left_out} screened papers need a reviewed label "

@@ -36,6 +36,7 @@ SEED = {
 }
 # the reviews of a paper (keyed by its arXiv id); the others review a framework's thread
 PAPER_REVIEWS = ("papers", "features")
+THREAD_REVIEWS = tuple(r for r in REVIEWS if r not in PAPER_REVIEWS)
 # the keys of a choice list: digits first, then letters, leaving out the skip and quit keys
 CHOICE_KEYS = "123456789abcdefghijklmnoprtuvwxyz"
 SKIP, QUIT = "s", "q"
@@ -555,3 +556,11 @@ def agreement_lines(seeds: Path, reviews: Iterable[str], write: Callable[[str], 
         for field, n, agree, k in rows:
             shown = "n/a (one code only)" if k is None else f"{k:.2f}"
             write(f"{review} {field}: {agree}/{n} agree ({agree / n:.0%}), Cohen's kappa {shown}")
+
+
+def left_to_review(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str | None, int]]:
+    """(review, framework, items) still owed, from the last build's queue (framework empty for
+    a paper)."""
+    return con.execute(
+        "select review, framework, count(*) from intermediate.labels_needed group by all"
+    ).fetchall()

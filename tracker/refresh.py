@@ -24,14 +24,14 @@ from ingest.github import threads
 from ingest.github.client import Client, api_url, token
 from ingest.landing.runs import utc_now
 from ingest.project import PROJECT_ROOT, pool
-from tracker import build, site
+from tracker import build, label, site
 from tracker.warehouse import connect, writer
 
 log = logging.getLogger(__name__)
 
 NETWORK_TIMEOUT = 5.0  # seconds the first connection may take before the refresh goes offline
 # the reviews (intermediate.labels_needed) each source's records feed
-REVIEWS = {"arxiv": ("papers", "features"), "github": ("failures", "proposals", "concerns")}
+REVIEWS = {"arxiv": label.PAPER_REVIEWS, "github": label.THREAD_REVIEWS}
 OFFLINE = "--offline"
 PORTS = {"https": 443, "http": 80, "ssh": 22}
 
@@ -214,9 +214,7 @@ def _to_label(outcomes: list[Outcome]) -> None:
     """The labels people still owe for each source's records, from the built warehouse."""
     con = connect(read_only=True)
     try:
-        rows = con.execute(
-            "select review, framework, count(*) from intermediate.labels_needed group by all"
-        ).fetchall()
+        rows = label.left_to_review(con)
     finally:
         con.close()
     for outcome in outcomes:
