@@ -82,7 +82,7 @@ def by_key(records, kind):
 
 
 def test_argparse_flags_carry_action_type_choices_default_and_arity():
-    records, failures = definitions.read([("cli/args.py", "classes", ARGPARSE)])
+    records, _, failures = definitions.read([("cli/args.py", "classes", ARGPARSE)])
     flags = by_key(records, "flag")
     assert failures == []
     assert flags["--use-kl-loss"] | {} == {
@@ -95,6 +95,7 @@ def test_argparse_flags_carry_action_type_choices_default_and_arity():
         "default": "false",
         "action": "store_true",
         "nargs": None,
+        "source": "--use-kl-loss",  # what its default's history is recorded under
     }
     assert flags["--disable-std"]["default"] == "true"  # store_false: on until the flag is given
     assert flags["--kl-loss-type"]["choices"] == ["k1", "k2", "k3"]
@@ -106,7 +107,7 @@ def test_argparse_flags_carry_action_type_choices_default_and_arity():
 
 
 def test_dataclass_fields_and_the_dotted_keys_below_a_root_config():
-    records, _ = definitions.read([("cfg/cli_args.py", "tree", DATACLASSES)])
+    records, _, _ = definitions.read([("cfg/cli_args.py", "tree", DATACLASSES)])
     fields, keys = by_key(records, "field"), by_key(records, "key")
     assert fields["ActorConfig.loss_type"]["choices"] == ["grpo", "dapo"]
     assert fields["ActorConfig.loss_type"]["default"] == "dapo"
@@ -127,14 +128,14 @@ def test_dataclass_fields_and_the_dotted_keys_below_a_root_config():
 
 
 def test_classes_files_give_fields_and_functions_but_no_dotted_keys():
-    records, _ = definitions.read([("algos/loss.py", "classes", TYPED_DICT)])
+    records, _, _ = definitions.read([("algos/loss.py", "classes", TYPED_DICT)])
     assert "LossConfig.use_cispo" in by_key(records, "field")
     assert by_key(records, "key") == {}
     assert by_key(records, "function")["grpo_train"]["line"] == line_of(TYPED_DICT, "def grpo")
 
 
 def test_typed_dict_configs_resolve_across_files():
-    records, _ = definitions.read(
+    records, _, _ = definitions.read(
         [
             ("algos/loss.py", "classes", TYPED_DICT.replace("class MasterConfig", "class _M")),
             ("algos/grpo.py", "tree", "class MasterConfig(TypedDict):\n    loss_fn: LossConfig\n"),
@@ -146,7 +147,7 @@ def test_typed_dict_configs_resolve_across_files():
 
 
 def test_yaml_keys_with_their_lines_types_and_defaults():
-    records, _ = definitions.read([("conf/ppo.yaml", "yaml", YAML)])
+    records, _, _ = definitions.read([("conf/ppo.yaml", "yaml", YAML)])
     keys = by_key(records, "key")
     assert keys["algorithm.adv_estimator"] == {
         "key": "algorithm.adv_estimator",
@@ -158,6 +159,7 @@ def test_yaml_keys_with_their_lines_types_and_defaults():
         "default": "gae",
         "action": None,
         "nargs": None,
+        "source": "algorithm.adv_estimator",
     }
     assert keys["algorithm.filter_groups"]["type"] == "mapping"
     assert (
@@ -171,7 +173,7 @@ def test_yaml_keys_with_their_lines_types_and_defaults():
 
 
 def test_a_file_that_does_not_parse_is_named_and_the_others_still_count():
-    records, failures = definitions.read(
+    records, _, failures = definitions.read(
         [("conf/broken.yaml", "yaml", "a: [1, 2"), ("cli/args.py", "classes", ARGPARSE)]
     )
     assert [f["path"] for f in failures] == ["conf/broken.yaml"]
@@ -180,7 +182,7 @@ def test_a_file_that_does_not_parse_is_named_and_the_others_still_count():
 
 def test_long_text_defaults_are_not_kept():
     template = "x" * 500
-    records, _ = definitions.read(
+    records, _, _ = definitions.read(
         [("conf/a.yaml", "yaml", f"tokenizer:\n  chat_template: {template}\n")]
     )
     assert by_key(records, "key")["tokenizer.chat_template"]["default"] is None
@@ -195,13 +197,13 @@ def test_a_required_pydantic_field_has_no_default():
         "    name: str = Field(..., description='served model')\n"
         "    tau: float = Field(0.1, ge=0)\n"
     )
-    records, failures = definitions.read([("configs/teacher.py", "tree", source)])
+    records, _, failures = definitions.read([("configs/teacher.py", "tree", source)])
     keys = by_key(records, "key")
     assert failures == []
     assert keys["name"]["default"] is None and keys["tau"]["default"] == "0.1"
 
 
-UNION = '''
+UNION = """
 from typing import Annotated, Literal, TypeAlias
 from pydantic import BaseModel, Field
 
@@ -221,11 +223,11 @@ AlgoConfig: TypeAlias = Annotated[GrpoAlgo | MaxAlgo, Field(discriminator="type"
 
 class OrchestratorConfig(BaseModel):
     algo: AlgoConfig | None = GrpoAlgo()
-'''
+"""
 
 
 def test_a_union_of_config_classes_declares_every_members_keys_and_choices():
-    records, failures = definitions.read([("configs/orchestrator.py", "tree", UNION)])
+    records, _, failures = definitions.read([("configs/orchestrator.py", "tree", UNION)])
     keys = by_key(records, "key")
     assert failures == []
     assert keys["algo.type"]["choices"] == ["grpo", "max_rl"]
@@ -233,3 +235,28 @@ def test_a_union_of_config_classes_declares_every_members_keys_and_choices():
     assert keys["algo.length_penalty"]["default"] == "0.0"  # declared by one member only
     assert "algo.temperature" in keys
     assert "type" not in keys and "length_penalty" not in keys  # members are no roots
+
+
+def test_statements_keep_the_names_and_values_a_check_mentions_never_its_words():
+    import ast
+
+    from ingest.git.statements import statements
+
+    source = (
+        "import warnings\n"
+        "def check(args):\n"
+        "    assert not args.token_level_loss, 'sequence ratios need the whole sequence'\n"
+        "    if args.importance_sampling_level == 'sequence' and args.loss_type != 'grpo':\n"
+        "        warnings.warn('to reproduce the paper, use `loss_type=\"grpo\"` with it')\n"
+        "    if args.n < 2:\n"
+        "        raise ValueError('group methods need n > 1')\n"
+    )
+    found = {s.kind: s for s in statements(ast.parse(source), "trainer.py")}
+    assert set(found) == {"assert", "warning", "error"}
+    assert found["assert"].line == 3 and "token_level_loss" in found["assert"].names
+    warning = found["warning"]
+    assert (warning.line, warning.end_line) == (4, 5)
+    assert {"importance_sampling_level", "loss_type"} <= set(warning.names)
+    assert {"sequence", "grpo"} <= set(warning.values)
+    kept = " ".join(found["assert"].names + found["assert"].values + warning.names + warning.values)
+    assert "reproduce" not in kept and "whole sequence" not in kept

@@ -473,6 +473,8 @@ def test_the_configuration_is_read_at_the_last_commit_walked(history):
     [snapshot] = mined.definitions
     assert (snapshot["sha"], snapshot["position"]) == (head, 2)
     assert sorted((d["kind"], d["key"]) for d in snapshot["definitions"]) == [
+        ("file", "cli/args.py"),  # every file read is there: entry points are checked by it
+        ("file", "conf/a.yaml"),
         ("flag", "--use-tis"),
         ("key", "a"),
     ]
@@ -499,3 +501,36 @@ def test_progress_is_bars_on_a_terminal_and_lines_otherwise(caplog):
             progress.update("synthetic", done, 1000, "commits walked")
     lines = [r.getMessage() for r in caplog.records]
     assert lines == ["synthetic: 1/1000 commits walked", "synthetic: 1000/1000 commits walked"]
+
+
+def test_declared_defaults_are_recorded_at_the_commits_that_change_them(history):
+    """Synthetic EasyR1-like history: a commit that changes a default, one that changes only code
+    in a config file, and a default moved to another file."""
+    from ingest.git.history import ConfigSource
+
+    config = (
+        "from dataclasses import dataclass\n\n@dataclass\nclass ActorConfig:\n"
+        "    clip_ratio_low: float = 0.2\n    clip_ratio_high: float = {high}\n"
+    )
+    first = history.commit({"verl/workers/actor/config.py": config.format(high=0.28)})
+    history.commit({"verl/workers/actor/config.py": config.format(high=0.28) + "\n# a comment\n"})
+    lowered = history.commit({"verl/workers/actor/config.py": config.format(high=0.2)})
+    history.commit({"conf/base.yaml": "algorithm:\n  kl_coef: 0.0\n"})
+    raised = history.commit({"conf/base.yaml": "algorithm:\n  kl_coef: 0.1\n"})
+    repo = open_repository(history.path, "main")
+    sources = (
+        ConfigSource("verl/workers/*/config.py", "classes"),
+        ConfigSource("conf/*.yaml", "yaml"),
+    )
+    mined = Miner(repo, "EasyR1", [], sources).run("refs/heads/main", State())
+    changed = {
+        c["sha"]: {(d["kind"], d["key"]): (d["default"], d["declared"]) for d in c["defaults"]}
+        for c in mined.declared_defaults
+    }
+    assert changed[first] == {
+        ("field", "ActorConfig.clip_ratio_low"): ("0.2", True),
+        ("field", "ActorConfig.clip_ratio_high"): ("0.28", True),
+    }
+    assert changed[lowered] == {("field", "ActorConfig.clip_ratio_high"): ("0.2", True)}
+    assert changed[raised] == {("key", "algorithm.kl_coef"): ("0.1", True)}
+    assert len(changed) == 4  # the comment changed no default

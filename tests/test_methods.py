@@ -164,18 +164,18 @@ def test_every_setting_present_at_the_snapshot_verifies_against_its_framework(bu
     "method_framework, tier, fragment",
     [
         # a coefficient whose default 0.0 means no KL term: a switch with a value to choose
-        ("kl_loss:TRL", "switch", "GRPOConfig(beta=<value > 0>)"),
+        ("kl_loss:TRL", "switch", "GRPOConfig(beta=<coefficient > 0>)"),
         # a store action takes no value
         ("adv_no_std_norm:slime", "switch", "--disable-grpo-std-normalization"),
-        # the type alone does nothing without the enable switch
+        # the type is the default, but does nothing without the enable switch
         (
             "tis:OpenRLHF",
-            "switch",
+            "conditional_default",
             "--algo.advantage.is_correction_type tis --algo.advantage.is_correction_enable",
         ),
         ("tis:slime", "selectable", "--use-tis"),
         # hard-coded k3 in the GRPO loss, on whenever the KL term is
-        ("k3_kl_estimator:TRL", "conditional_default", "GRPOConfig(beta=<value > 0>)"),
+        ("k3_kl_estimator:TRL", "conditional_default", "GRPOConfig(beta=<coefficient > 0>)"),
         ("dapo_token_level_loss:TRL", "default", 'GRPOConfig(loss_type="dapo")'),
     ],
 )

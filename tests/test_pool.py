@@ -40,7 +40,8 @@ def project(tmp_path):
             "citation_inclusions": "framework,arxiv_id,path,method_id,tier,condition\n",
             # seeds that name real catalog methods, emptied for the two-method catalog
             "failure_methods": "failure_code,method_id\n",
-            "option_requirements": "framework,method_id,option_field,setting,reason\n",
+            "option_requirements": "framework,method_id,option_field,on_when,part,reason\n",
+            "entry_points": "framework,method_id,command,path,reason\n",
             "model_report_statements": "arxiv_id,method_id,statement,removes_kl\n",
             "paper_labels": "arxiv_id,label,family,reviewer\n"
             + "".join(f"{i},{label},,\n" for i, _, _, label in PAPERS if label),

@@ -26,6 +26,8 @@ KINDS = (
     "removed",
     "relanded",
     "setting_changed",
+    "on_by_default",
+    "off_by_default",
     "new_proposal",
     "outcome_changed",
     "new_failure_report",
@@ -62,6 +64,8 @@ MARTS = {
     "failure_reports": ("framework", "thread_number", "html_url", "created_at",
                         "failure_code", "is_confirmed"),
     "removals": ("method_id", "framework", "relanded_sha", "relanded_date"),
+    "option_events": ("option_event_id", "method_id", "framework", "commit_sha", "committed_at",
+                      "event_type", "option_field", "old_default", "new_default", "tier"),
 }  # fmt: skip
 
 VERSION_COLUMNS = ("framework", "snapshot_sha", "snapshot_committed_at", "in_study")
@@ -169,6 +173,22 @@ RULES = (
                       n.framework, n.fragment, o.fragment)
         from new_option_equivalents n join old_option_equivalents o using (method_framework_id)
         where n.{COMMON} and n.fragment is distinct from o.fragment""",
+    ),
+    Rule(
+        ("on_by_default", "off_by_default"),
+        ("frameworks", "option_events"),
+        f"""
+        select n.event_type, n.method_id, n.framework, n.commit_sha,
+               {DAY.format("n.committed_at")}, n.tier, n.option_field, n.old_default,
+               n.new_default, null,
+               {COMMIT_URL.format(t="n")} || '/commit/' || n.commit_sha,
+               format('{{}} in {{}} is {{}} by default since {{}} ({{}}: {{}} -> {{}})',
+                      n.method_id, n.framework,
+                      case when n.event_type = 'on_by_default' then 'on' else 'off' end,
+                      {DAY.format("n.committed_at")}, n.option_field,
+                      coalesce(n.old_default, 'none'), coalesce(n.new_default, 'none'))
+        from new_option_events n anti join old_option_events o using (option_event_id)
+        where n.{COMMON} and n.event_type in ('on_by_default', 'off_by_default')""",
     ),
     Rule(
         ("new_proposal", "outcome_changed"),

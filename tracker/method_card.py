@@ -93,72 +93,86 @@ def card(con: duckdb.DuckDBPyConnection, method_id: str) -> str:
         lines.append(f"  also tracked outside the study: {outside}")
     if lag is not None and lag < 0 and lag_after is not None:
         lines.append(f"  first landing after the paper: {lag_after} days after it")
-    rows = con.execute(
+    cursor = con.execute(
         "select f.framework || case when f.framework_in_study then '' "
-        "else ' (outside the study)' end, f.tier, e.fragment, f.first_landing_sha, "
-        "f.first_landing_date, "
-        "f.date_is_upper_bound, f.lag_days, f.present_at_snapshot, f.removed_date, "
-        "e.implementation_path, e.implementing_path, f.condition, r.repository_url, "
-        "f.landing_pull_request_url, e.setting_verified, e.verified_against_path, "
-        "e.verified_against_line, e.verified_against_commit, e.verification_note, "
+        "else ' (outside the study)' end as framework, f.tier, e.fragment, e.paper_fragment, "
+        "e.entry_point, e.companion_settings, e.option_field, e.declared_default, e.on_when, "
+        "f.first_landing_sha as sha, f.first_landing_date as landed, "
+        "f.date_is_upper_bound as upper_bound, f.lag_days as lag, "
+        "f.present_at_snapshot as present, "
+        "f.removed_date as removed, f.removed_sha, e.implementation_path as path, "
+        "e.implementing_path as code, f.condition, r.repository_url as repo, "
+        "f.landing_pull_request_url as pr, e.setting_verified as verified, "
+        "e.verified_against_path as against, e.verified_against_line as line, "
+        "e.verified_against_commit as commit, e.verification_note as note, "
         "(select list((x.removed_date, x.relanded_date) order by x.removal_number) "
         "from marts.removals as x where x.method_id = f.method_id and x.framework = f.framework "
-        "and x.relanded_sha is not null) "
+        "and x.relanded_sha is not null) as relandings "
         "from marts.method_frameworks as f "
         "join marts.option_equivalents as e using (method_id, framework) "
         "join marts.frameworks as r using (framework) "
         "where f.method_id = ? "
         "order by not f.framework_in_study, f.first_landing_date, f.framework",
         [method_id],
-    ).fetchall()
-    for row in rows:
-        lines += ["", *_framework_lines(*row)]
+    )
+    names = [d[0] for d in cursor.description]
+    for row in cursor.fetchall():
+        lines += ["", *_framework_lines(dict(zip(names, row, strict=True)))]
     return "\n".join(lines)
 
 
-def _framework_lines(
-    fw,
-    tier,
-    fragment,
-    sha,
-    landed,
-    ub,
-    lag,
-    present,
-    removed,
-    path,
-    code,
-    cond,
-    repo,
-    pr,
-    verified,
-    against,
-    line,
-    commit,
-    note,
-    relandings,
-) -> list[str]:
-    state = "" if present else f" · removed {removed:%Y-%m-%d}" if removed else " · gone"
-    how = "on by default; to make it explicit" if tier == "default" else "turn it on"
-    lines = [
-        f"  {fw}: {tier}{' when ' + cond if cond else ''}{state}",
-        f"    {how}: {fragment}",
-    ]
-    if verified:
-        where = f"{against}:{line}" if line else against
-        lines.append(f"    checked:    declared at {where} ({commit[:12]}, the snapshot)")
+def _block(label: str, text: str) -> list[str]:
+    """``label: text``, a multi-line fragment (YAML, TOML) indented under its first line."""
+    head, *rest = text.splitlines() or [""]
+    pad = " " * (4 + len(label) + 2)
+    return [f"    {label}: {head}", *(pad + line for line in rest)]
+
+
+def _framework_lines(r: dict) -> list[str]:
+    """One framework's part of a card. A removed setting is shown as what it was, never as
+    something to turn on; companion settings say where the framework's code asks for them."""
+    present, tier, cond = r["present"], r["tier"], r["condition"]
+    if present:
+        state = ""
+    elif r["removed"]:
+        removed_at = f" ({r['repo']}/commit/{r['removed_sha']})" if r["removed_sha"] else ""
+        state = f" · removed on {r['removed']:%Y-%m-%d}{removed_at}"
+    else:
+        state = " · gone"
+    lines = [f"  {r['framework']}: {tier}{' when ' + cond if cond else ''}{state}"]
+    if not present:
+        lines += _block("was", r["fragment"])
+    else:
+        how = "on by default; to make it explicit" if tier == "default" else "turn it on"
+        lines += _block(how, r["fragment"])
+        if r["paper_fragment"]:
+            lines += _block("paper's setup", r["paper_fragment"])
+        if r["entry_point"]:
+            lines.append(f"    entry point: {r['entry_point']} (the usual entry does not run it)")
+        if r["on_when"] and r["declared_default"] is not None:
+            lines.append(
+                f"    on when:    {r['option_field']} {r['on_when']} "
+                f"(declared default: {r['declared_default']})"
+            )
+        for companion in (r["companion_settings"] or "").split("; "):
+            if companion:
+                lines.append(f"    also needs: {companion}")
+    if r["verified"]:
+        where = f"{r['against']}:{r['line']}" if r["line"] else r["against"]
+        lines.append(f"    checked:    declared at {where} ({r['commit'][:12]}, the snapshot)")
     elif present:
-        lines.append(f"    not checked: {note}")
-    lines.append(f"    declared:   {path}")
-    if code and code != path:
-        lines.append(f"    code:       {code}")
+        lines.append(f"    not checked: {r['note']}")
+    lines.append(f"    declared:   {r['path']}")
+    if r["code"] and r["code"] != r["path"]:
+        lines.append(f"    code:       {r['code']}")
+    lag = f" · {_lag(r['lag'], False)}" if r["lag"] is not None else ""
     lines.append(
-        f"    landed:     {landed:%Y-%m-%d}{' (upper bound)' if ub else ''} "
-        f"{repo}/commit/{sha}" + (f" · {_lag(lag, False)}" if lag is not None else "")
+        f"    landed:     {r['landed']:%Y-%m-%d}{' (upper bound)' if r['upper_bound'] else ''} "
+        f"{r['repo']}/commit/{r['sha']}{lag}"
     )
-    if pr:
-        lines.append(f"    through:    {pr}")
+    if r["pr"]:
+        lines.append(f"    through:    {r['pr']}")
     # a method that left and came back: the header shows only whether it is there now
-    for gone, back in relandings or []:
+    for gone, back in r["relandings"] or []:
         lines.append(f"    removed:    {gone:%Y-%m-%d}, re-landed {back:%Y-%m-%d}")
     return lines

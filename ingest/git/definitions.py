@@ -12,21 +12,33 @@ the files the ``config_sources`` seed names, without running them:
 - ``tree``: as ``classes``, plus every dotted key reachable from a root config class through
   fields typed with other config classes (``actor.adv_norm.mean_level``; ``[]`` steps into a list
   of configs, ``<key>`` into a dict of them), for frameworks configured by Hydra or YAML over
-  Python config classes.
+  Python config classes;
+- ``entry``: a script or module users run (or whose class they call) to reach a method: only that
+  it is there, and its statements.
+
+Every file read is also a ``file`` definition, so an entry point is verified like a setting.
+Each key also names its ``source``: the ``Class.field`` (or the key itself) that declares it in its
+file, so the history of declared defaults (``declared_defaults``, read at every commit that
+changes a config file) can be followed back from a key a setting names at the snapshot. With the
+definitions come the file's statements (ingest/git/statements.py): where the code says what a
+setting needs.
 """
 
 import ast
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 import yaml
 
+from ingest.git import statements
 from ingest.git.extractors import (
     YAML_LOADER,
     ExtractionError,
     _choice_values,
     _classes,
     _field_default_and_choices,
+    _literal,
     _name,
     _parse_python,
     _text,
@@ -40,7 +52,7 @@ MAX_DEFAULT = 80  # a longer default is text (a prompt, a chat template), not a 
 @dataclass(frozen=True)
 class Definition:
     key: str  # "--flag", "Class.field", a dotted config key, or a function/class name
-    kind: str  # flag | field | key | function | class
+    kind: str  # flag | field | key | function | class | file
     path: str
     line: int
     type: str | None  # bool, int, float, str, literal, mapping, list, null, or the annotation
@@ -48,6 +60,7 @@ class Definition:
     default: str | None = None  # as text (JSON for non-strings)
     action: str | None = None  # argparse action (store_true, store_false, ...)
     nargs: int | None = None  # how many values a flag takes, when a number
+    source: str | None = None  # the Class.field a resolved key comes from (None: the key itself)
 
 
 @dataclass
@@ -199,6 +212,8 @@ def _config_classes(tree: ast.Module, path: str) -> Iterator[_Class]:
             if name.startswith("_"):
                 continue
             default, choices = _field_default_and_choices(stmt)
+            if default is None:
+                default = _factory_default(stmt.value)
             cls.fields[name] = (
                 stmt,
                 Definition(
@@ -212,6 +227,17 @@ def _config_classes(tree: ast.Module, path: str) -> Iterator[_Class]:
                 ),
             )
         yield cls
+
+
+def _factory_default(value: ast.AST | None) -> Any:
+    """The default a ``field(default_factory=...)`` makes: a lambda's literal (``lambda:
+    ["sigmoid"]``), or an empty ``list``/``dict``; None for anything else."""
+    if not (isinstance(value, ast.Call) and _name(value.func) in ("field", "Field")):
+        return None
+    factory = next((k.value for k in value.keywords if k.arg == "default_factory"), None)
+    if isinstance(factory, ast.Lambda):
+        return _literal(factory.body)
+    return {"list": [], "dict": {}}.get(_name(factory) if factory is not None else "")
 
 
 def _union_members(value: ast.AST | None) -> list[str]:
@@ -316,7 +342,9 @@ def resolve(classes: list[_Class], tree_paths: set[str]) -> list[Definition]:
     referenced: set[str] = set()
     for cls in classes:
         for name, (stmt, definition) in names.fields(cls).items():
-            out.append(replace(definition, key=f"{cls.name}.{name}"))  # inherited: own name
+            out.append(  # an inherited field under its own class's name
+                replace(definition, key=f"{cls.name}.{name}", source=definition.key)
+            )
             referenced.add(_container(stmt.annotation)[1] or "")
         referenced.update(cls.members)  # a union's members are reached through it
 
@@ -328,7 +356,11 @@ def resolve(classes: list[_Class], tree_paths: set[str]) -> list[Definition]:
             block = child is not None and not step  # a nested config: its keys are set, not it
             out.append(
                 replace(
-                    definition, key=key, kind="key", type="mapping" if block else definition.type
+                    definition,
+                    key=key,
+                    kind="key",
+                    type="mapping" if block else definition.type,
+                    source=definition.key,
                 )
             )
             if child is not None and child.name not in trail and depth < MAX_DEPTH:
@@ -340,19 +372,25 @@ def resolve(classes: list[_Class], tree_paths: set[str]) -> list[Definition]:
     return out
 
 
-def read(files: Iterable[tuple[str, str, str]]) -> tuple[list[dict], list[dict]]:
-    """Definitions of (path, syntax, text) files read together (one per key and file), and the
-    files that did not parse."""
+def read(files: Iterable[tuple[str, str, str]]) -> tuple[list[dict], list[dict], list[dict]]:
+    """Definitions of (path, syntax, text) files read together (one per key and file), the
+    statements of their Python files, and the files that did not parse."""
     found: list[Definition] = []
+    said: list[statements.Statement] = []
     classes: list[_Class] = []
     tree_paths: set[str] = set()
     failures = []
     for path, syntax, text in sorted(files):
+        found.append(Definition(path, "file", path, 1, None))  # the file is there: an entry point
         try:
-            if syntax == "yaml":
+            if syntax == "entry":
+                if path.endswith(".py"):
+                    said += statements.statements(_parse_python(text), path)
+            elif syntax == "yaml":
                 found += yaml_definitions(text, path)
             else:
                 flat, declared = python_definitions(text, path)
+                said += statements.statements(_parse_python(text), path)
                 found += flat
                 classes += declared
                 if syntax == "tree":
@@ -365,8 +403,31 @@ def read(files: Iterable[tuple[str, str, str]]) -> tuple[list[dict], list[dict]]
         {
             **asdict(d),
             "choices": list(d.choices) if d.choices else None,
-            "default": d.default if d.default is None or len(d.default) <= MAX_DEFAULT else None,
+            "default": _kept_default(d.default),
+            "source": d.source or d.key,
         }
         for d in sorted(unique.values(), key=lambda d: (d.kind, d.key, d.path))
     ]
-    return records, failures
+    stated = [
+        {**asdict(s), "names": list(s.names), "values": list(s.values)}
+        for s in sorted(said, key=lambda s: (s.path, s.line, s.kind))
+    ]
+    return records, stated, failures
+
+
+def _kept_default(default: str | None) -> str | None:
+    return default if default is None or len(default) <= MAX_DEFAULT else None
+
+
+def declared_defaults(text: str, path: str, syntax: str) -> dict[tuple[str, str], str | None]:
+    """The defaults one file declares by itself, by (kind, key): its YAML keys, argparse flags
+    and its classes' own fields (``Class.field``). Inherited fields and dotted keys resolved
+    across files are not here: a key names its ``source`` at the snapshot, and the source's
+    history is the key's. Raises ExtractionError when the file does not parse."""
+    if syntax == "yaml":
+        found = yaml_definitions(text, path)
+    else:
+        tree = _parse_python(text)
+        found = list(_argparse(tree, path)) if "add_argument" in text or "reset_arg" in text else []
+        found += [d for cls in _config_classes(tree, path) for _, d in cls.fields.values()]
+    return {(d.kind, d.key): _kept_default(d.default) for d in found if d.type != "mapping"}

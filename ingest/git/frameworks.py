@@ -184,6 +184,7 @@ def land(con: duckdb.DuckDBPyConnection, plan: Plan, mined: Mined) -> FrameworkS
         land_batch(con, run, "git", "option_sets", records(mined.option_sets, sha_key))
         land_batch(con, run, "git", "citations", records(citations.values(), citation_key))
         land_batch(con, run, "git", "definitions", records(mined.definitions, sha_key))
+        land_batch(con, run, "git", "declared_defaults", records(mined.declared_defaults, sha_key))
         land_batch(con, run, "git", "commits", records(mined.commits, sha_key))  # cursor last
     return FrameworkSummary(
         framework,

@@ -14,7 +14,11 @@ From that walk come three raw entities:
   did, when it went;
 - ``git__definitions``: at the last commit walked (the snapshot), every key, flag and field the
   framework's configuration declares (ingest/git/definitions.py), which the settings the tracker
-  tells users to paste are verified against.
+  tells users to paste are verified against, and the statements of its code (where it says what
+  a setting needs: ingest/git/statements.py);
+- ``git__declared_defaults``: at each commit that changes a declared default in a config file,
+  the keys whose default changed (or that appeared or went), so whether a method is on by default
+  can be told at every commit, not only at the snapshot.
 """
 
 import fnmatch
@@ -61,7 +65,7 @@ class ConfigSource:
     """One row of the config_sources seed: files whose declarations a user's settings meet."""
 
     path_pattern: str
-    syntax: str  # yaml, classes or tree (ingest/git/definitions.py)
+    syntax: str  # yaml, classes, tree or entry (ingest/git/definitions.py)
 
     def match(self, path: str) -> bool:
         return _pattern(self.path_pattern).fullmatch(path) is not None
@@ -211,6 +215,7 @@ class Mined:
     option_sets: list[dict] = field(default_factory=list)
     citations: list[dict] = field(default_factory=list)  # every citation opened or closed
     definitions: list[dict] = field(default_factory=list)  # at the last commit walked
+    declared_defaults: list[dict] = field(default_factory=list)  # per commit that changed one
     missing_blobs: set[str] = field(default_factory=set)
 
 
@@ -231,6 +236,8 @@ class Miner:
         self.where: dict[str, tuple[Location, ...]] = {}
         self.sizes: dict[str, int | None] = {}
         self.last_text: tuple[str | None, str | None] = (None, None)
+        # per config file: the last blob read, its declaration lines and what it declares
+        self.declared: dict[str, tuple[str, tuple[str, ...], dict]] = {}
         self.mined = Mined()
 
     def locations_of(self, path: str) -> tuple[Location, ...]:
@@ -271,19 +278,69 @@ class Miner:
                 unreadable.append({"path": path, "error": "missing, binary or too large"})
             else:
                 files.append((path, syntax, text))
-        found, failures = definitions.read(files)
+        found, stated, failures = definitions.read(files)
         return {
             "framework": self.framework,
             "sha": sha,
             "position": state.position,
             "definitions": found,
+            "statements": stated,
             "parse_failures": sorted(failures + unreadable, key=lambda f: f["path"]),
         }
+
+    def source_of(self, path: str | None) -> ConfigSource | None:
+        return next((s for s in self.sources if path and s.match(path)), None)
+
+    def declared_in(self, path: str, blob: str, syntax: str) -> dict | None:
+        """What one config file declares (None if it cannot be read). Parsed only when its
+        declaration lines differ from the last version read at that path: most commits to a
+        trainer or config module change code, not defaults."""
+        cached = self.declared.get(path)
+        if cached and cached[0] == blob:
+            return cached[2]
+        text = self.text(blob)
+        if text is None:
+            return None
+        lines = _declaration_lines(text, syntax)
+        if cached and cached[1] == lines:
+            declared = cached[2]
+        else:
+            try:
+                declared = definitions.declared_defaults(text, path, syntax)
+            except extractors.ExtractionError:
+                return None
+        self.declared[path] = (blob, lines, declared)
+        return declared
+
+    def default_changes(self, ch: Change) -> list[dict]:
+        """The declared defaults one change of a config file changed: a key whose default
+        differs, or that appeared or went (``declared`` false). A side that cannot be read
+        claims nothing."""
+        source = self.source_of(ch.new_path) or self.source_of(ch.old_path)
+        if source is None or source.syntax == "entry":
+            return []
+        sides = []
+        for path, blob in ((ch.old_path, ch.old_blob), (ch.new_path, ch.new_blob)):
+            declared = self.declared_in(path, blob, source.syntax) if path and blob else {}
+            if declared is None:
+                return []
+            sides.append((path, declared))
+        (old_path, old), (new_path, new) = sides
+        changes = []
+        if old_path and old_path != new_path:  # moved or deleted: every key left the old path
+            changes += [_default(old_path, key, None, False) for key in sorted(old)]
+            old = {}
+        for key in sorted(new.keys() | old.keys()):
+            if key not in new:
+                changes.append(_default(new_path, key, None, False))
+            elif key not in old or old[key] != new[key]:
+                changes.append(_default(new_path, key, new[key], True))
+        return changes
 
     def commit(self, commit: Commit, state: State) -> None:
         state.position += 1
         when = commit.committed_at
-        renamed, touched = [], False
+        renamed, touched, defaults = [], False, []
         for ch in commit.changes:
             if ch.old_path:
                 state.files.pop(ch.old_path, None)
@@ -294,6 +351,17 @@ class Miner:
             if at_location and ch.status == "R":
                 renamed.append([ch.old_path, ch.new_path])
             self.audit(ch, commit.sha, when, state)
+            defaults += self.default_changes(ch)
+        if defaults:
+            self.mined.declared_defaults.append(
+                {
+                    "framework": self.framework,
+                    "sha": commit.sha,
+                    "position": state.position,
+                    "committed_at": when,
+                    "defaults": defaults,
+                }
+            )
         if touched:
             self.mined.option_sets.append(self.option_set(commit, state))
         self.mined.commits.append(
@@ -419,6 +487,37 @@ class Miner:
             "options": sorted(unique.values(), key=lambda o: (o["field"], o["value"], o["path"])),
             "parse_failures": sorted(failures, key=lambda f: f["path"]),
         }
+
+
+def _default(path: str, key: tuple[str, str], default: str | None, declared: bool) -> dict:
+    kind, name = key
+    return {"path": path, "kind": kind, "key": name, "default": default, "declared": declared}
+
+
+DECLARING_CALLS = ("field(", "Field(", "add_argument(", "reset_arg(")
+ANNOTATED = re.compile(r"\s*[A-Za-z_]\w*\s*:(?!=)\s*\S")
+
+
+def _declaration_lines(text: str, syntax: str) -> tuple[str, ...]:
+    """The lines a file's declared defaults can depend on: for YAML every line but comments; for
+    Python class lines, annotated assignments, lines naming a default and the two lines after a
+    declaring call (``Field(\n 0.2,``). Equal lines mean equal declarations."""
+    lines = text.splitlines()
+    if syntax == "yaml":
+        return tuple(line for line in lines if line.strip() and not line.lstrip().startswith("#"))
+    kept, carry = [], 0
+    for line in lines:
+        declaring = any(call in line for call in DECLARING_CALLS)
+        if (
+            carry
+            or declaring
+            or "default" in line
+            or line.lstrip().startswith("class ")
+            or ANNOTATED.match(line)
+        ):
+            kept.append(line.strip())
+        carry = 2 if declaring else max(carry - 1, 0)
+    return tuple(kept)
 
 
 def _merged(options: list[dict]) -> list[dict]:

@@ -1,10 +1,14 @@
 -- Every setting the tracker tells users to paste, derived from what the code does with the value
 -- and checked against the framework's own declaration at the snapshot (stg_git__definitions).
 --
--- Per method and framework: the landing's option (setting_order 0), then any further settings
--- the method needs with it (option_requirements). The tier follows the code: a plain field whose
--- default disables the method (0, None, False, "none") is a `switch` with a value to choose,
--- never `default`; a choice is `default` exactly when it is the field's default. A setting is
+-- Per method and framework: the landing's option (setting_order 0), then every further setting
+-- the method needs with it (option_requirements, one row per field). Each setting carries the
+-- clauses it must meet (`= gspo`, `> 0`, `> actor.clip_ratio_low`), evaluated against the
+-- declared default at the snapshot (docs/definitions.md#tier). The tier of a setting present at
+-- the snapshot is computed, whatever the seed said: `default` when every `switch` clause holds by
+-- default (and no entry point of its own is needed), `conditional_default` when the method's own
+-- option holds but something else it needs does not (that is the condition), else `selectable`
+-- (a value to choose) or `switch`. A setting is
 -- verified when its flag, field or dotted key is declared at the snapshot and the value fits
 -- the declaration (no value for an argparse store action, one of the declared choices, the
 -- declared type); a recipe, cited implementation or hard-coded behaviour is verified by its
@@ -36,41 +40,94 @@ snapshots as (
 
 ),
 
-requirements as (
+landings_main as (
+
+    select method_id, framework, option_field from landings
+
+),
+
+-- a method's clauses per field; a row on the method's own option replaces its derived clause
+clauses as (
 
     select
         r.method_id,
         r.framework,
-        row_number() over (
-            partition by r.method_id, r.framework order by r.option_field
-        ) as setting_order,
         r.option_field,
-        r.setting,
-        r.reason
+        l.option_field is not null as is_own_option,
+        list({ 'operator': r.operator, 'operand': r.operand, 'part': r.part } order by r.on_when)
+            as clauses,
+        string_agg(r.on_when, ' and ' order by r.on_when) as on_when,
+        bool_or(r.part = 'switch') as is_switch,
+        string_agg(r.reason, '; ' order by r.on_when) as reason
     from {{ ref('stg_seeds__option_requirements') }} as r
+    left join landings_main as l
+        on
+            r.method_id = l.method_id
+            and r.framework = l.framework
+            and r.option_field = l.option_field
+    group by all
+
+),
+
+requirements as (
+
+    select
+        *,
+        row_number() over (
+            partition by method_id, framework order by option_field
+        ) as setting_order
+    from clauses
+    where not is_own_option
+
+),
+
+entry_files as (
+
+    select distinct framework, path from {{ ref('stg_git__definitions') }}
+    where definition_kind = 'file'
+
+),
+
+entry_points as (
+
+    select
+        e.framework,
+        e.method_id,
+        e.command,
+        e.path,
+        d.path is not null as entry_verified
+    from {{ ref('stg_seeds__entry_points') }} as e
+    left join entry_files as d on e.framework = d.framework and e.path = d.path
 
 ),
 
 settings as (
 
     select
-        method_id,
-        framework,
+        l.method_id,
+        l.framework,
         0 as setting_order,
-        option_field,
-        nullif(option_value, '') as option_value,
+        l.option_field,
+        nullif(l.option_value, '') as option_value,
         -- a field several config classes declare, each with its own default (a union with one
         -- class per algorithm), has no one default: each value is a choice
         case
-            when count(distinct field_default) over (partition by framework, option_field) = 1
-                then field_default
+            when count(distinct l.field_default) over (partition by l.framework, l.option_field) = 1
+                then l.field_default
         end as field_default,
-        extractor,
-        tier as seed_tier,
-        implementation_path as implementing_path,
-        present_at_snapshot,
-        null as required_setting
-    from landings
+        l.extractor,
+        l.tier as seed_tier,
+        l.implementation_path as implementing_path,
+        l.present_at_snapshot,
+        o.clauses,
+        o.on_when,
+        true as is_switch
+    from landings as l
+    left join clauses as o
+        on
+            l.method_id = o.method_id
+            and l.framework = o.framework
+            and l.option_field = o.option_field
     union all
     select
         r.method_id,
@@ -83,7 +140,9 @@ settings as (
         null as seed_tier,
         null as implementing_path,
         l.present_at_snapshot,
-        r.setting as required_setting
+        r.clauses,
+        r.on_when,
+        r.is_switch
     from requirements as r
     inner join landings as l on r.method_id = l.method_id and r.framework = l.framework
 
@@ -101,8 +160,11 @@ classified as (
             when s.extractor = 'behaviour' then 'behaviour'
             else 'setting'
         end as setting_kind,
-        case f.option_syntax when 'cli' then 'flag' when 'python' then 'field' else 'key' end
-            as definition_kind
+        case
+            when f.option_syntax = 'cli' then 'flag'
+            when f.option_syntax in ('python', 'swift') then 'field'
+            else 'key'
+        end as definition_kind
     from settings as s
     inner join frameworks as f on s.framework = f.framework
 
@@ -136,7 +198,14 @@ matched as (
         d.choices,
         d.default_value,
         d.action,
-        d.nargs
+        d.nargs,
+        -- where the default's history is recorded: a key resolved through config classes under
+        -- the Class.field declaring it (stg_git__declared_defaults)
+        case
+            when d.definition_kind = 'key' and d.path like '%.py' then 'field'
+            else d.definition_kind
+        end as history_kind,
+        d.source_key as history_key
     from lookups as c
     left join definitions as d
         on
@@ -162,26 +231,134 @@ defaults as (
 
 ),
 
--- a default that leaves the method off: nothing, false, none, or zero
-disabling as (
+-- every setting's clauses: the seed's, or derived from the option (its value; a boolean on, a
+-- number above 0, else any value)
+claused as (
 
     select
         *,
-        known_default is null
-        or lower(known_default) in ('false', 'none', 'null', '""', '')
-        or coalesce(try_cast(known_default as double) = 0, false) as default_disables
+        case when setting_kind = 'setting' or setting_order > 0 or clauses is not null then coalesce(  -- noqa: LT05
+            clauses,
+            [{
+                'operator': case
+                    when option_value is not null then '='
+                    when
+                        action in ('store_true', 'store_false', 'BooleanOptionalAction')
+                        or coalesce(value_type, lower(known_default)) in ('bool', 'true', 'false')
+                        then '='
+                    when
+                        value_type in ('int', 'float')
+                        or value_type is null and try_cast(known_default as double) is not null
+                        then '>'
+                    else 'is set'
+                end,
+                'operand': case
+                    when option_value is not null then option_value
+                    when action = 'store_false' then 'false'
+                    when
+                        action in ('store_true', 'BooleanOptionalAction')
+                        or coalesce(value_type, lower(known_default)) in ('bool', 'true', 'false')
+                        then 'true'
+                    when
+                        value_type in ('int', 'float')
+                        or value_type is null and try_cast(known_default as double) is not null
+                        then '0'
+                end,
+                'part': 'switch'
+            }]
+        ) end as all_clauses
     from defaults
 
 ),
 
--- a further setting the method needs whose default leaves it off (an enable switch, a
--- coefficient at 0): the method is then not on by default
-requirements_off as (
+-- an operand naming another setting of the framework is read as that setting's default
+operands as (
 
-    select method_id, framework, bool_or(default_disables) as requirement_disables
-    from disabling
-    where setting_order > 0 and setting_kind = 'setting'
-    group by method_id, framework
+    select
+        c.method_id,
+        c.framework,
+        c.setting_order,
+        u.clause.operator,
+        u.clause.operand,
+        u.clause.part,
+        d.default_value as operand_default
+    from claused as c
+    cross join unnest(c.all_clauses) as u (clause)
+    left join definitions as d
+        on
+            c.framework = d.framework
+            and c.definition_kind = d.definition_kind
+            and {{ lookup_key('u.clause.operand') }} = d.lookup_key
+            and try_cast(u.clause.operand as double) is null
+            and u.clause.operator in ('>', '>=', '<', '<=')
+    qualify row_number() over (
+        partition by c.method_id, c.framework, c.setting_order, u.clause.operator, u.clause.operand
+        order by d.path like '%.py' desc nulls last, d.path
+    ) = 1
+
+),
+
+evaluated as (
+
+    select
+        o.method_id,
+        o.framework,
+        o.setting_order,
+        bool_and(
+            {{ clause_holds('c.known_default', 'o.operator', 'o.operand_value') }}
+        ) as holds_by_default,
+        bool_and(
+            {{ clause_holds('c.known_default', 'o.operator', 'o.operand_value') }}
+        ) filter (where o.part = 'switch') as switch_holds,
+        -- the value to set: the one `=` names, else a placeholder naming what to choose
+        any_value(trim(string_split(o.operand, '|')[1])) filter (where o.operator = '=')
+            as equal_value,
+        string_agg(
+            o.operator
+            || coalesce(
+                ' ' || o.operand
+                || case
+                    when o.operand_default is not null then ' (' || o.operand_default || ')'
+                    else ''
+                end,
+                ''
+            ),
+            ' and '
+            order by o.operator, o.operand
+        ) filter (where o.operator <> 'is set') as bound_text,
+        bool_or(o.part = 'paper') and not bool_or(o.part = 'switch') as is_paper_only,
+        string_agg(
+            c.option_field || ' ' || o.operator || coalesce(' ' || o.operand, ''),
+            ' and '
+            order by o.operator, o.operand
+        ) filter (where o.part = 'switch') as switch_text
+    from (
+        select *, coalesce(operand_default, operand) as operand_value from operands
+    ) as o
+    inner join claused as c
+        on
+            o.method_id = c.method_id
+            and o.framework = c.framework
+            and o.setting_order = c.setting_order
+    group by all
+
+),
+
+-- per method: do its own option and everything else it needs hold by default?
+states as (
+
+    select
+        method_id,
+        framework,
+        bool_and(coalesce(holds_by_default, false)) filter (where setting_order = 0) as own_holds,
+        bool_and(coalesce(switch_holds, true)) as switch_holds,
+        string_agg(
+            case when not coalesce(switch_holds, true) then switch_text end,
+            ' and '
+            order by setting_order
+        ) as failing
+    from evaluated
+    group by all
 
 ),
 
@@ -189,33 +366,51 @@ tiered as (
 
     select
         d.*,
+        e.holds_by_default,
+        e.equal_value,
+        e.bound_text,
+        coalesce(e.is_paper_only, false) as is_paper_only,
+        ep.command as entry_command,
+        ep.path as entry_path,
+        ep.entry_verified,
         case
             when d.setting_order > 0 then null
-            -- on by default only if nothing else it needs is off by default
-            when base.tier = 'default' and coalesce(r.requirement_disables, false) then 'switch'
-            else base.tier
-        end as tier
-    from disabling as d
-    -- each row's base tier, named once for the case above
-    cross join
-        lateral (  -- noqa: ST05
-            select case
-                when
-                    d.seed_tier = 'default' and d.setting_kind = 'setting'
-                    and d.option_value is null and d.default_disables
-                    then 'switch'
-                when
-                    d.seed_tier in ('default', 'selectable') and d.option_value is not null
-                    and d.known_default is not null
-                    then case
-                        when list_contains(string_split(d.known_default, ' | '), d.option_value)
+            -- a recipe, an experimental trainer or a cited implementation is what the seed says
+            when d.seed_tier in ('recipe', 'experimental') then d.seed_tier
+            when not d.present_at_snapshot then d.seed_tier
+            when d.setting_kind = 'behaviour'
+                then
+                    case
+                        when d.seed_tier not in ('default', 'conditional_default') then d.seed_tier
+                        when coalesce(st.switch_holds, true) and ep.command is null
                             then 'default'
-                        else 'selectable'
+                        else 'conditional_default'
                     end
-                else d.seed_tier
-            end as tier
-        ) as base
-    left join requirements_off as r on d.method_id = r.method_id and d.framework = r.framework
+            when d.setting_kind <> 'setting' then d.seed_tier
+            when st.switch_holds and ep.command is null then 'default'
+            when st.own_holds then 'conditional_default'
+            when d.option_value is not null then 'selectable'
+            else 'switch'
+        end as tier,
+        case
+            when
+                d.setting_order = 0
+                and d.present_at_snapshot
+                and d.setting_kind in ('setting', 'behaviour')
+                then concat_ws(
+                    ' and ',
+                    st.failing,
+                    case when ep.command is not null then 'run with ' || ep.command end
+                )
+        end as computed_condition
+    from claused as d
+    left join evaluated as e
+        on
+            d.method_id = e.method_id
+            and d.framework = e.framework
+            and d.setting_order = e.setting_order
+    left join states as st on d.method_id = st.method_id and d.framework = st.framework
+    left join entry_points as ep on d.method_id = ep.method_id and d.framework = ep.framework
 
 ),
 
@@ -224,19 +419,20 @@ valued as (
     select
         *,
         case
-            when setting_kind <> 'setting' then null
-            when required_setting is not null then required_setting
-            when option_value is not null then option_value
-            -- a field already set the way the method needs: its default, made explicit
-            when tier <> 'switch' and not default_disables then known_default
-            -- a switch is turned from its default
-            when action in ('store_true', 'store_false') or value_type = 'bool'
-                then case when lower(known_default) = 'true' then 'false' else 'true' end
-            when value_type in ('int', 'float') and try_cast(known_default as double) = 0
-                then '<value > 0>'
+            when setting_kind not in ('setting') and setting_order = 0 then null
+            when equal_value is not null then equal_value
+            -- a setting already as the method needs it: its default, made explicit
+            when holds_by_default then known_default
+            when action in ('store_true', 'store_false', 'BooleanOptionalAction') then 'true'
             when nargs > 1 then trim(repeat('<value> ', nargs))
-            else '<value>'
-        end as setting
+            else
+                '<'
+                || {{ placeholder_noun("regexp_extract(option_field, '([^.]+)$')", 'value_type') }}
+                || coalesce(' ' || bound_text, '') || '>'
+        end as setting,
+        -- in the fragment that turns the method on, and in the paper's setup
+        setting_order = 0 or not holds_by_default and not is_paper_only as in_minimal,
+        setting_order = 0 or not holds_by_default as in_paper
     from tiered
 
 ),
@@ -292,6 +488,55 @@ checked as (
 
 ),
 
+-- where the framework's own code says a further setting is needed: an error or assert before a
+-- warning before help text, naming the setting and the method's own option (or its value)
+statement_names as (
+
+    select
+        framework,
+        path,
+        line,
+        statement_kind,
+        list_transform(mentioned_names, lambda x: lower(regexp_extract(x, '([^.]+)$'))) as names,
+        list_transform(mentioned_values, lambda x: lower(x)) as vals
+    from {{ ref('stg_git__statements') }}
+
+),
+
+stated as (
+
+    select
+        r.method_id,
+        r.framework,
+        r.setting_order,
+        s.path as stated_path,
+        s.line as stated_line,
+        s.statement_kind as stated_kind
+    from checked as r
+    inner join checked as m
+        on r.method_id = m.method_id and r.framework = m.framework and m.setting_order = 0
+    inner join statement_names as s
+        on
+            r.framework = s.framework
+            and list_contains(s.names, {{ field_leaf('r.option_field') }})
+            and (
+                list_contains(s.names, {{ field_leaf('m.option_field') }})
+                or list_contains(s.vals, lower(m.option_value))
+            )
+    where r.setting_order > 0 and r.present_at_snapshot
+    qualify row_number() over (
+        partition by r.method_id, r.framework, r.setting_order
+        order by
+            case s.statement_kind
+                when 'error' then 0 when 'assert' then 0 when 'warning' then 1 else 2
+            end asc,
+            s.path = m.declared_path desc,
+            s.path asc,
+            s.line asc
+    ) = 1
+
+),
+
 -- for a built-in behaviour, the declaration of the first further setting it needs
 first_required as (
 
@@ -306,7 +551,7 @@ select
     c.method_id || ':' || c.framework || ':' || c.setting_order as setting_id,
     c.method_id,
     c.framework,
-    setting_order,
+    c.setting_order,
     setting_kind,
     tier,
     option_field,
@@ -334,6 +579,34 @@ select
         as verified_against_path,
     case when setting_verified then declared_line end as verified_against_line,
     case when setting_verified then snapshot_sha end as verified_against_commit,
-    declared_path
+    declared_path,
+    -- what the method needs of this setting, and whether the declared default meets it
+    coalesce(
+        c.on_when,
+        case
+            when c.all_clauses is not null
+                then c.all_clauses[1].operator || coalesce(' ' || c.all_clauses[1].operand, '')
+        end
+    ) as on_when,
+    case when c.is_paper_only then 'paper' else 'switch' end as part,
+    c.all_clauses as clauses,
+    c.definition_kind,
+    c.history_kind,
+    c.history_key,
+    c.holds_by_default,
+    c.in_minimal,
+    c.in_paper,
+    c.computed_condition,
+    c.entry_command,
+    c.entry_path,
+    c.entry_verified,
+    st.stated_path,
+    st.stated_line,
+    st.stated_kind
 from checked as c
 left join first_required as f on c.method_id = f.method_id and c.framework = f.framework
+left join stated as st
+    on
+        c.method_id = st.method_id
+        and c.framework = st.framework
+        and c.setting_order = st.setting_order

@@ -69,7 +69,10 @@ select
     pr.pull_request_author as landing_pull_request_author,
     pr.author_is_prior_merger,
     l.found_by,
-    l.condition
+    case
+        when s.tier = 'conditional_default' and not l.present_at_snapshot then l.condition
+        when s.tier = 'conditional_default' then nullif(s.computed_condition, '')
+    end as condition
 from landings as l
 inner join methods as c on l.method_id = c.method_id
 left join papers as p on c.source_arxiv_id = p.arxiv_id

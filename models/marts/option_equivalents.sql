@@ -1,6 +1,8 @@
 -- For each method and framework, what to set to turn it on there, as a fragment to paste in the
--- framework's own syntax (all the settings the method needs, together), whether each setting
--- was verified against the framework's declaration at the snapshot, and where that is.
+-- framework's own syntax (int_fragments_rendered: rendered and read back), with everything else
+-- it needs, the paper's setup where that needs more, the entry point when the method has its own,
+-- whether the default turns it on (computed from the declared defaults), whether each setting was
+-- verified against the framework's declaration at the snapshot, and where that is.
 
 with settings as (
 
@@ -8,9 +10,9 @@ with settings as (
 
 ),
 
-landings as (
+rendered as (
 
-    select method_id, framework, condition from {{ ref('int_landings') }}
+    select * from {{ ref('int_fragments_rendered') }}
 
 ),
 
@@ -20,94 +22,22 @@ unverifiable as (
 
 ),
 
--- each setting in the framework's syntax: a YAML key inside a list (`filters[].enabled`) is
--- keyed within its entry, a Python field within its class's call; a config block (a mapping) is
--- not set by a value, only its keys are
-pieces as (
-
-    select
-        *,
-        case
-            when option_syntax = 'yaml' and contains(option_field, '[]')
-                then split_part(option_field, '[]', 1)
-            when option_syntax = 'python' then split_part(option_field, '.', 1)
-        end as container,
-        case option_syntax
-            when 'override' then option_field || '=' || setting
-            when 'yaml'
-                then
-                    case
-                        when contains(option_field, '[]')
-                            then split_part(option_field, '[].', 2) || ': ' || setting
-                        else option_field || ': ' || setting
-                    end
-            when 'cli'
-                then
-                    case when is_bare_flag then option_field else option_field || ' ' || setting end
-            when 'python' then
-                split_part(option_field, '.', 2) || '='
-                || case
-                    when setting like '<%' then setting
-                    when is_string then '"' || setting || '"'
-                    when setting in ('true', 'false') then upper(setting[1]) || setting[2:]
-                    when setting = 'null' then 'None'
-                    else setting
-                end
-        end as piece
-    from settings
-    where setting_kind = 'setting' and coalesce(value_type, '') <> 'mapping'
-
-),
-
--- settings in one container join: `Config(a=1, b=2)`, `key: [{a: 1, b: 2}]`
-grouped as (
-
-    select
-        method_id,
-        framework,
-        min(setting_order) as setting_order,
-        any_value(option_syntax) as option_syntax,
-        case any_value(option_syntax)
-            when 'python'
-                then container || '(' || string_agg(piece, ', ' order by setting_order) || ')'
-            else container || ': [{' || string_agg(piece, ', ' order by setting_order) || '}]'
-        end as piece
-    from pieces
-    where container is not null
-    group by method_id, framework, container
-
-),
-
-fragments as (
-
-    select
-        method_id,
-        framework,
-        -- YAML settings go one per line; the others on one line
-        case
-            when any_value(option_syntax) = 'yaml'
-                then string_agg(piece, chr(10) order by setting_order)
-            else string_agg(piece, ' ' order by setting_order)
-        end as fragment
-    from (
-        select method_id, framework, setting_order, piece, option_syntax
-        from pieces
-        where container is null
-        union all
-        select method_id, framework, setting_order, piece, option_syntax from grouped
-    ) as all_pieces
-    group by method_id, framework
-
-),
-
 checks as (
 
     select
         method_id,
         framework,
-        bool_and(setting_verified) as setting_verified,
+        bool_and(setting_verified) and bool_and(coalesce(entry_verified, true)) as setting_verified,
         string_agg(verification_problem, '; ' order by setting_order)
-        filter (where present_at_snapshot) as verification_problem
+        filter (where present_at_snapshot) as verification_problem,
+        -- the settings added to the method's own option, each with where the code says so
+        string_agg(
+            option_field || ' ' || on_when || coalesce(
+                ' (' || stated_kind || ' at ' || stated_path || ':' || stated_line || ')', ''
+            ),
+            '; '
+            order by setting_order
+        ) filter (where setting_order > 0 and (in_minimal or in_paper)) as companion_settings
     from settings
     group by method_id, framework
 
@@ -127,31 +57,40 @@ select
     m.tier = 'default' as on_by_default,
     case when m.setting_kind = 'setting' then m.option_field end as option_field,
     m.setting,
+    case when m.setting_kind = 'setting' then m.field_default end as declared_default,
+    case when m.setting_kind = 'setting' then m.on_when end as on_when,
     coalesce(
-        f.fragment,
-        case m.setting_kind
-            when 'function' then 'see ' || m.implementing_path || ': ' || m.option_value
-            when 'behaviour'
+        r.minimal_fragment,
+        m.entry_command,
+        case
+            when m.setting_kind = 'behaviour'
                 then
                     'built in'
                     || case when m.tier = 'default' then ' (on by default)' else '' end
                     || ': see ' || m.implementing_path
+            when m.setting_kind = 'function'
+                then 'see ' || m.implementing_path || ': ' || m.option_value
             else 'see ' || m.implementing_path
         end
     ) as fragment,
+    r.paper_fragment,
+    m.entry_command as entry_point,
+    m.entry_path as entry_point_path,
+    c.companion_settings,
     m.option_syntax,
     m.implementation_path,
     m.implementing_path,
-    l.condition,
+    case when m.tier = 'conditional_default' then nullif(m.computed_condition, '') end as condition,
     m.present_at_snapshot,
-    c.setting_verified,
+    c.setting_verified and coalesce(r.parses_back, true) as setting_verified,
     m.verified_against_path,
     m.verified_against_line,
     m.verified_against_commit,
-    coalesce(u.reason, c.verification_problem) as verification_note,
+    coalesce(
+        u.reason, nullif(concat_ws('; ', c.verification_problem, r.parse_problem), '')
+    ) as verification_note,
     u.reason is not null as is_known_unverifiable
 from main as m
-inner join landings as l on m.method_id = l.method_id and m.framework = l.framework
-left join fragments as f on m.method_id = f.method_id and m.framework = f.framework
+left join rendered as r on m.method_id = r.method_id and m.framework = r.framework
 left join checks as c on m.method_id = c.method_id and m.framework = c.framework
 left join unverifiable as u on m.method_id = u.method_id and m.framework = u.framework

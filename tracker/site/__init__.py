@@ -65,6 +65,8 @@ CHANGES = {
     "removed": "Removals",
     "relanded": "Re-landings",
     "setting_changed": "Settings changed",
+    "on_by_default": "Now on by default",
+    "off_by_default": "No longer on by default",
     "new_proposal": "New proposals",
     "outcome_changed": "Proposal outcomes changed",
     "new_failure_report": "New failure reports",

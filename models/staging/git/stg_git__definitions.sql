@@ -46,7 +46,10 @@ renamed as (
         cast(definition -> 'choices' as varchar[]) as choices,
         definition ->> 'default' as default_value,
         definition ->> 'action' as action,
-        try_cast(definition ->> 'nargs' as integer) as nargs
+        try_cast(definition ->> 'nargs' as integer) as nargs,
+        -- the Class.field (or the key itself) declaring it in its file: what its default's
+        -- history is recorded under (stg_git__declared_defaults)
+        coalesce(definition ->> 'source', definition ->> 'key') as source_key
 
     from definitions
 
