@@ -516,6 +516,17 @@ def test_declared_defaults_are_recorded_at_the_commits_that_change_them(history)
     history.commit({"verl/workers/actor/config.py": config.format(high=0.28) + "\n# a comment\n"})
     lowered = history.commit({"verl/workers/actor/config.py": config.format(high=0.2)})
     history.commit({"conf/base.yaml": "algorithm:\n  kl_coef: 0.0\n"})
+    typed = (
+        "from typing import TypedDict\n\nclass LossConfig(TypedDict):\n    ratio_clip_max: float\n"
+    )
+    history.commit({"verl/workers/loss/config.py": typed})
+    given = history.commit(
+        {
+            "verl/workers/loss/config.py": typed.replace("float", "float = 0.2").replace(
+                "TypedDict)", ")"
+            )
+        }
+    )
     raised = history.commit({"conf/base.yaml": "algorithm:\n  kl_coef: 0.1\n"})
     repo = open_repository(history.path, "main")
     sources = (
@@ -533,4 +544,6 @@ def test_declared_defaults_are_recorded_at_the_commits_that_change_them(history)
     }
     assert changed[lowered] == {("field", "ActorConfig.clip_ratio_high"): ("0.2", True)}
     assert changed[raised] == {("key", "algorithm.kl_coef"): ("0.1", True)}
-    assert len(changed) == 4  # the comment changed no default
+    # a key without a default is not followed until it has one
+    assert changed[given] == {("field", "LossConfig.ratio_clip_max"): ("0.2", True)}
+    assert len(changed) == 5  # the comment and the bare annotation changed no default

@@ -429,5 +429,12 @@ def declared_defaults(text: str, path: str, syntax: str) -> dict[tuple[str, str]
     else:
         tree = _parse_python(text)
         found = list(_argparse(tree, path)) if "add_argument" in text or "reset_arg" in text else []
-        found += [d for cls in _config_classes(tree, path) for _, d in cls.fields.values()]
+        # a field with no value (a TypedDict key, a bare annotation) declares no default: its
+        # history starts when it gets one, so gaining one is not the method turning on
+        found += [
+            d
+            for cls in _config_classes(tree, path)
+            for stmt, d in cls.fields.values()
+            if stmt.value is not None
+        ]
     return {(d.kind, d.key): _kept_default(d.default) for d in found if d.type != "mapping"}

@@ -530,6 +530,10 @@ stated as (
             case s.statement_kind
                 when 'error' then 0 when 'assert' then 0 when 'warning' then 1 else 2
             end asc,
+            -- one naming the value the setting must take, in the framework's own code (not
+            -- an experimental trainer, an example or a test) and beside the method's option
+            list_contains(s.vals, lower(r.setting)) desc,
+            regexp_matches(s.path, '(^|/)(experimental|examples?|tests?|recipes?)/') asc,
             s.path = m.declared_path desc,
             s.path asc,
             s.line asc
