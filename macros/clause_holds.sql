@@ -1,5 +1,5 @@
 {#- Whether a declared default meets one clause of a method's condition (option_requirements):
-    `is set` (any value but null); `=` (one of `V | W`; a union's default `a | b` or a list
+    `is set` (any value but null or an empty list or mapping); `=` (one of `V | W`; a union's default `a | b` or a list
     default meets it when any of its values does; `= null` when there is none); `!=` (not `=`:
     null is not V); `>`, `>=`, `<`, `<=` (numbers only: null or text never meets them). `value`
     and `operand` are text; an operand naming another setting is passed as that setting's
@@ -9,7 +9,7 @@
         nullif(lower(trim(trim({{ value }}), '"')), 'none')
     {%- endset -%}
     {%- set known -%}
-        ({{ v }} is not null and {{ v }} not in ('null', ''))
+        ({{ v }} is not null and {{ v }} not in ('null', '', '[]', '{}'))
     {%- endset -%}
     {#- a list default (JSON) meets `=` when it holds the value; a union's `a | b` when any does -#}
     {%- set candidates -%}
@@ -54,7 +54,7 @@
             then 'coefficient'
         when regexp_matches(lower({{ field }}), '(clip|ratio|eps|threshold|bound|cap|mask)')
             then 'ratio'
-        when regexp_matches(lower({{ field }}), '(path|model|dir|file|teacher)') then 'path'
+        when regexp_matches(lower({{ field }}), '(path|model|dir|file|teacher|dataset)') then 'path'
         when regexp_matches(lower({{ field }}), '(token|length|len$)') then 'tokens'
         when regexp_matches(lower({{ field }}), '(^|[_.-])(n|num|size|group|samples)') then 'count'
         when {{ value_type }} = 'int' then 'integer'
