@@ -1,15 +1,16 @@
 {#- Whether a declared default meets one clause of a method's condition (option_requirements):
     `is set` (any value but null or an empty list or mapping); `=` (one of `V | W`; a union's default `a | b` or a list
-    default meets it when any of its values does; `= null` when there is none); `!=` (not `=`:
+    default meets it when any of its values does; `= null` when there is none: Python's None,
+    not the string `none` some options take); `!=` (not `=`:
     null is not V); `>`, `>=`, `<`, `<=` (numbers only: null or text never meets them). `value`
     and `operand` are text; an operand naming another setting is passed as that setting's
     default. Booleans and nulls compare case-blind. -#}
 {% macro clause_holds(value, operator, operand) -%}
     {%- set v -%}
-        nullif(lower(trim(trim({{ value }}), '"')), 'none')
+        nullif(lower(trim(trim({{ value }}), '"')), '')
     {%- endset -%}
     {%- set known -%}
-        ({{ v }} is not null and {{ v }} not in ('null', '', '[]', '{}'))
+        ({{ v }} is not null and trim({{ value }}) <> 'None' and {{ v }} not in ('null', '[]', '{}'))
     {%- endset -%}
     {#- a list default (JSON) meets `=` when it holds the value; a union's `a | b` when any does -#}
     {%- set candidates -%}
@@ -21,7 +22,7 @@
     {%- set equal -%}
         coalesce(
             case
-                when lower({{ operand }}) in ('null', 'none') then not {{ known }}
+                when lower({{ operand }}) = 'null' then not {{ known }}
                 else {{ known }} and (
                     list_has_any(
                         {{ candidates }},

@@ -108,7 +108,9 @@ option_landings as (
         coalesce(s.option_value, l.option_value) as option_value,
         coalesce(s.path, l.path) as implementation_path,
         coalesce(s.extractor, l.extractor) as extractor,
-        coalesce(s.field_default, l.field_default) as field_default,
+        -- at the snapshot its default there, even none; a removed option keeps its landing's
+        case when s.method_id is not null then s.field_default else l.field_default end
+            as field_default,
         coalesce(s.condition, l.condition) as condition,
         l.commit_sha as first_landing_sha,
         s.method_id is not null as present_at_snapshot,

@@ -561,7 +561,9 @@ select
     option_field,
     option_value,
     setting,
-    option_value is not null or value_type in ('str', 'literal') as is_string,
+    -- `null` is the language's own none, never the string
+    coalesce(lower(setting), '') <> 'null'
+    and (option_value is not null or value_type in ('str', 'literal')) as is_string,
     coalesce(action in ('store_true', 'store_false', 'BooleanOptionalAction'), false)
         as is_bare_flag,
     known_default as field_default,
