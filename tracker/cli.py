@@ -286,6 +286,19 @@ def cmd_ingest_frameworks(args: argparse.Namespace) -> None:
         raise TrackerError(f"not ingested: {', '.join(failed)} (the others were landed)")
 
 
+def cmd_discover(args: argparse.Namespace) -> None:
+    from tracker import discover
+
+    repos = _repos(args.repo)
+    with progress.shown():
+        summary = discover.run(args.framework, repos.get(args.framework), args.accept)
+    print(summary.words(), flush=True)
+    print(
+        "next: `tracker ingest frameworks --framework "
+        f"{args.framework}` mines what was found; `tracker build` builds it"
+    )
+
+
 def _allow_shrink(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--allow-shrink",
@@ -454,6 +467,21 @@ def parser() -> argparse.ArgumentParser:
     _repo_option(s)
     _jobs_option(s)
     s.set_defaults(func=cmd_ingest_frameworks)
+
+    c = sub.add_parser(
+        "discover",
+        help="find a framework's algorithm options in its history and propose the seed rows",
+    )
+    c.add_argument("--framework", required=True, metavar="NAME", help="the framework")
+    _repo_option(c)
+    c.add_argument(
+        "--accept",
+        choices=("confident", "none"),
+        default="confident",
+        help="confident: write confident proposals to the seeds and queue the rest (default); "
+        "none: write the locations and queue every mapping for review",
+    )
+    c.set_defaults(func=cmd_discover)
 
     c = sub.add_parser("snapshot", help="export or load the bundled snapshot of raw records")
     ssub = c.add_subparsers(title="actions", required=True, metavar="ACTION")

@@ -1,8 +1,9 @@
 {#- The unmapped gate (docs/definitions.md#options-events-and-landings): every option detected in a
-    framework's history must be mapped in the option-name map, to a catalog method or to
-    `not_a_method`. A detected option without a mapping stops `dbt build` with an error that names
-    each such option (framework, field, value), so a person can add the rows to
-    seeds/option_names.csv. -#}
+    reviewed location of a framework's history must be mapped in the option-name map, to a
+    catalog method or to `not_a_method`. A detected option without a mapping stops `dbt build`
+    with an error that names each such option (framework, field, value), so a person can add the
+    rows to seeds/option_names.csv. An option whose field only discovered locations report
+    (`tracker discover`) waits for review in labels_needed instead (review `options`). -#}
 {% test every_option_mapped(model, option_map) %}
     {% set unmapped %}
         select distinct o.framework, o.option_field, o.option_value
@@ -12,6 +13,7 @@
             and o.option_field = m.option_field
             and o.option_value = m.option_value
         where m.method_id is null
+            and not {{ only_discovered('o') }}
         order by all
     {% endset %}
     {% if execute %}

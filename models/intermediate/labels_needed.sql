@@ -7,7 +7,9 @@
 -- every included one, and per quarter holding an included one a reproducible sample of the others
 -- (first by md5 of the arXiv id), up to var features_others_per_included times the quarter's
 -- included count. The sample is drawn before coded papers leave, so coding one never pulls in the
--- next. `tracker label` asks about these, offering the suggestion as its default.
+-- next. And options found only in locations discovery proposed (`tracker discover`) that nobody
+-- has mapped, with discovery's suggestion: they count as nothing until mapped. `tracker label`
+-- asks about these, offering the suggestion as its default.
 
 with paper_labels as (
 
@@ -174,9 +176,49 @@ threads as (
         )
     group by c.framework, c.thread_number
 
+),
+
+-- options that discovered locations report and nobody has mapped, first seen when
+unmapped_options as (
+
+    select o.framework, o.option_field, o.option_value, min(c.committed_at) as first_seen_at
+    from {{ ref('stg_git__option_observations') }} as o
+    inner join {{ ref('stg_git__commits') }} as c
+        on o.framework = c.framework and o.commit_sha = c.commit_sha
+    left join {{ ref('stg_seeds__option_names') }} as m
+        on
+            o.framework = m.framework
+            and o.option_field = m.option_field
+            and o.option_value = m.option_value
+    where m.method_id is null and {{ only_discovered('o') }}
+    group by o.framework, o.option_field, o.option_value
+
+),
+
+options as (
+
+    select
+        'options' as review,
+        u.framework || ':' || u.option_field || '=' || u.option_value as item_id,
+        cast(null as varchar) as arxiv_id,
+        u.framework,
+        cast(null as integer) as thread_number,
+        u.option_field || coalesce(' = ' || nullif(u.option_value, ''), '') as title,
+        cast(u.first_seen_at as date) as opened_on,
+        s.method_id as suggestion,
+        cast(null as varchar) as suggested_family
+    from unmapped_options as u
+    left join {{ ref('stg_seeds__option_suggestions') }} as s
+        on
+            u.framework = s.framework
+            and u.option_field = s.option_field
+            and u.option_value = s.option_value
+
 )
 
 select * from papers
+union all
+select * from options
 union all
 select * from features
 union all

@@ -8,5 +8,6 @@ select
     cast(method_id as varchar) as method_id,
     cast(tier as varchar) as tier,
     cast(condition as varchar) as condition,
-    cast(reason as varchar) as reason
+    cast(reason as varchar) as reason,
+    coalesce(cast(origin as varchar), 'reviewed') as origin
 from {{ ref('option_names') }}

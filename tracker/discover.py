@@ -1,0 +1,189 @@
+"""`tracker discover`: propose a framework's algorithm locations, config sources and option
+mappings from its history alone (ingest/git/discovery.py, ingest/git/proposals.py).
+
+What it writes replaces that framework's earlier discovered rows and nothing else: reviewed rows
+(``origin`` ``reviewed``) are never changed, and a proposal that repeats a reviewed row is left
+out. ``--accept confident`` writes the locations, config sources and confident mappings to the
+seeds and the other mappings to ``seeds/option_suggestions.csv``, the queue ``tracker label
+options`` works through; ``--accept none`` writes the locations and config sources, and queues
+every mapping. Each file is replaced by a complete copy written beside it, so an interruption
+leaves every seed whole.
+"""
+
+import csv
+import io
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ingest.errors import TrackerError
+from ingest.git import discovery, frameworks, proposals
+from ingest.git.history import resolve_branch
+from ingest.project import SEEDS, read_seed
+
+log = logging.getLogger(__name__)
+
+ACCEPT = ("confident", "none")
+
+
+@dataclass
+class Summary:
+    framework: str
+    option_syntax: str
+    commits: int
+    locations: int
+    config_sources: int
+    accepted: int
+    queued: int
+    missing_blobs: int
+    seconds: float
+
+    def words(self) -> str:
+        return (
+            f"{self.framework}: {self.commits} commits read in {self.seconds:.1f} s; proposed "
+            f"{self.locations} locations and {self.config_sources} config sources "
+            f"(option syntax {self.option_syntax}); {self.accepted} mappings accepted, "
+            f"{self.queued} waiting for review (tracker label options)"
+            + (f"; {self.missing_blobs} missing files skipped" if self.missing_blobs else "")
+        )
+
+
+def run(framework: str, source: str | None, accept: str, seeds: Path = SEEDS) -> Summary:
+    if accept not in ACCEPT:
+        raise TrackerError(f"--accept must be one of {', '.join(ACCEPT)}, not {accept!r}")
+    known = frameworks.frameworks()
+    if framework not in known:
+        raise TrackerError(
+            f"{framework} has no row in seeds/framework_repositories.csv: add its repository "
+            "first (framework, repository_url, main_branch)"
+        )
+    row = known[framework]
+    started = time.monotonic()
+    repo = frameworks.repository(framework, source or row["repository_url"], row["main_branch"])
+    vocab = discovery.Vocabulary.build(
+        read_seed("option_names"), read_seed("method_catalog"), framework
+    )
+    found = discovery.discover(repo, resolve_branch(repo, row["main_branch"]), framework, vocab)
+    proposal = proposals.propose(framework, found, vocab, row.get("option_syntax") or "")
+    accepted, queued = write(proposal, accept, seeds, row)
+    return Summary(
+        framework,
+        proposal.option_syntax,
+        found.commits,
+        len(proposal.locations),
+        len(proposal.config_sources),
+        accepted,
+        queued,
+        len(found.missing_blobs),
+        time.monotonic() - started,
+    )
+
+
+def write(proposal: proposals.Proposal, accept: str, seeds: Path, row: dict) -> tuple[int, int]:
+    """Write one framework's proposal into the seeds; (mappings accepted, mappings queued)."""
+    name = proposal.framework
+    reviewed_locations = {
+        (r["path_pattern"], r["extractor"], r["selector"])
+        for r in _rows(seeds, "algorithm_locations")
+        if r["framework"] == name and r.get("origin", "reviewed") == "reviewed"
+    }
+    locations = [
+        loc
+        for loc in proposal.locations
+        if (loc["path_pattern"], loc["extractor"], loc["selector"]) not in reviewed_locations
+    ]
+    mapped = {
+        (r["field"], r["value"] or "")
+        for r in _rows(seeds, "option_names")
+        if r["framework"] == name and r.get("origin", "reviewed") == "reviewed"
+    }
+    fresh = [m for m in proposal.mappings if (m.field, m.value) not in mapped]
+    accepted = [m for m in fresh if accept == "confident" and m.confident]
+    queued = [m for m in fresh if m not in accepted]
+    ours = _discovered_of(name)
+    _replace(seeds, "algorithm_locations", ours, locations)
+    _replace(seeds, "config_sources", ours, proposal.config_sources)
+    _replace(
+        seeds,
+        "option_names",
+        ours,
+        [
+            {
+                "framework": name,
+                "field": m.field,
+                "value": m.value,
+                "method_id": m.method_id,
+                "tier": m.tier,
+                "condition": "",
+                "reason": m.evidence,
+                "origin": "discovered",
+            }
+            for m in accepted
+        ],
+    )
+    _replace(
+        seeds,
+        "option_suggestions",
+        lambda r: r["framework"] == name,
+        [
+            {
+                "framework": name,
+                "field": m.field,
+                "value": m.value,
+                "method_id": m.method_id,
+                "evidence": m.evidence,
+            }
+            for m in queued
+        ],
+    )
+    if not row.get("option_syntax"):
+        _replace(
+            seeds,
+            "framework_repositories",
+            lambda r: r["framework"] == name,
+            [{**row, "option_syntax": proposal.option_syntax}],
+        )
+    return len(accepted), len(queued)
+
+
+def _discovered_of(framework: str) -> Callable[[dict], bool]:
+    return lambda r: r["framework"] == framework and r.get("origin") == "discovered"
+
+
+def _rows(seeds: Path, seed: str) -> list[dict[str, str]]:
+    path = seeds / f"{seed}.csv"
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _replace(seeds: Path, seed: str, drop: Callable[[dict], bool], new: list[dict]) -> None:
+    """Rewrite a seed: its rows less those ``drop`` selects, then ``new``; written to a
+    temporary sibling and renamed over the file."""
+    path = seeds / f"{seed}.csv"
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            columns, rows = list(reader.fieldnames or []), list(reader)
+    except OSError as exc:
+        raise TrackerError(f"cannot read {path}: {exc}") from None
+    missing = {k for r in new for k in r} - set(columns)
+    if missing:
+        raise TrackerError(f"{path} lacks the columns {', '.join(sorted(missing))}")
+    buffer = io.StringIO()
+    out = csv.DictWriter(buffer, columns, lineterminator="\n", restval="")
+    out.writeheader()
+    out.writerows([r for r in rows if not drop(r)] + new)
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as target:
+            target.write(buffer.getvalue())
+            target.flush()
+            os.fsync(target.fileno())
+        os.replace(temp, path)
+    finally:
+        if os.path.exists(temp):
+            os.unlink(temp)
