@@ -21,6 +21,7 @@ recorded, so renames and moves of files and classes give one row per path that e
 """
 
 import ast
+import bisect
 import json
 import logging
 import re
@@ -35,7 +36,6 @@ from ingest.git import extractors
 from ingest.git.extractors import (
     ExtractionError,
     _access_path,
-    _classes,
     _enum_values,
     _field_default_and_choices,
     _literal,
@@ -44,6 +44,7 @@ from ingest.git.extractors import (
     _parse_yaml,
     _text,
     argument,
+    registered_names,
 )
 from ingest.git.history import (
     ARXIV_ID,
@@ -66,7 +67,18 @@ SKIPPED_PARTS = {
     "benchmarks",
     "third_party",
 }
+# folders whose entries (files or folders) are named for what they run: example recipes
+RECIPE_FOLDERS = {"examples", "example", "recipe", "recipes"}
+# the fields a recipe is reported under (the miner's `recipe` locations)
+RECIPE_FIELDS = {"recipe", "trainer", "entrypoint", "example_script"}
 # names too general to say what they select on their own: the name before them says it
+# values too general to name a method without the field they are a value of
+GENERIC_VALUES = {
+    "none", "null", "true", "false", "default", "token", "seq", "sequence", "sum", "mean", "std",
+    "max", "min", "fixed", "adaptive", "kl", "abs", "full", "mse", "low", "high", "auto", "off",
+    "on", "all", "linear", "constant", "group", "batch", "sample", "disabled", "enabled", "base",
+    "standard", "vanilla", "simple", "naive", "train", "value", "reward", "policy", "critic",
+}  # fmt: skip
 GENERIC = {"name", "type", "mode", "kind", "method", "variant", "impl", "fn", "func", "value"}
 
 
@@ -101,6 +113,7 @@ class Vocabulary:
     choice_leaves: set[str] = field(default_factory=set)
     catalog: set[str] = field(default_factory=set)
     papers: dict[str, str] = field(default_factory=dict)  # arXiv id → method id
+    _kindred: dict[tuple[str, str], dict[str, set[str]]] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -127,20 +140,76 @@ class Vocabulary:
                 vocab.switches.setdefault(name, {}).setdefault(method, set()).add(where)
         return vocab
 
-    def knows_value(self, value: str) -> bool:
+    def known(self, value: str) -> str | None:
+        """The method a value names on its own, wherever it is set: a catalog method id, or a
+        value at least two other frameworks map to it (one framework's value may be its own
+        plumbing)."""
         word = normalise(value)
+        if word in self.catalog:
+            return word
+        if word in GENERIC_VALUES:
+            return None
+        # a compound name (``grpo_passk``) is specific enough in one framework
+        needed = 1 if re.search(r"[a-z]_[a-z]", word) else 2
         methods = self.values.get(word, {})
-        return word in self.catalog or any(m != "not_a_method" for m in methods)
+        agreeing = [m for m, w in methods.items() if len(w) >= needed and m != "not_a_method"]
+        return agreeing[0] if len(agreeing) == 1 else None
 
     def knows_field(self, name: str) -> bool:
         word = leaf(name)
         return word in self.switches or word in self.choice_leaves
 
+    def knows_pair(self, name: str, value: str) -> bool:
+        return (leaf(name), normalise(value)) in self.pairs
+
+    def kindred(self, name: str, value: str) -> dict[str, set[str]]:
+        """The methods ``value`` is mapped to under fields whose names share a specific word
+        with ``name`` (``kl_type`` and ``kl_ctrl.type`` share ``kl``): how a general value
+        (``fixed``) is told apart."""
+        key = (leaf(name), normalise(value))
+        if key not in self._kindred:
+            self._kindred[key] = self._kindred_of(*key)
+        return self._kindred[key]
+
+    def _kindred_of(self, name: str, value: str) -> dict[str, set[str]]:
+        mine = _name_words(name)
+        out: dict[str, set[str]] = {}
+        for (other, word), methods in self.pairs.items():
+            if word == value and mine & _name_words(other):
+                for method, where in methods.items():
+                    out.setdefault(method, set()).update(where)
+        return out
+
+    def method_words(self) -> list[str]:
+        """Values and ids that name a method on their own, longest first (a recipe's name)."""
+        words = {w for w in self.values if self.known(w)} | self.catalog
+        words |= {
+            value
+            for (name, value), methods in self.pairs.items()
+            if name in RECIPE_FIELDS and set(methods) - {"not_a_method"}
+        }
+        return sorted((w for w in words if len(w) >= 3), key=lambda w: (-len(w), w))
+
     def tokens(self) -> list[str]:
         """Words whose presence makes a file worth parsing."""
-        words = {w for w in self.values if self.knows_value(w)} | self.catalog
-        words |= {w.rsplit(".", 1)[-1] for w in self.switches | dict.fromkeys(self.choice_leaves)}
+        words = set(self.method_words())
+        for name in self.switches.keys() | self.choice_leaves:
+            words.add(name.split(".")[0])
+        words |= {
+            value for (_, value), methods in self.pairs.items() if set(methods) - {"not_a_method"}
+        }
         return sorted(w for w in words if len(w) >= 3)
+
+
+# words of field names that say nothing of what a field selects
+NAME_STOP_WORDS = GENERIC | {
+    "use", "enable", "enabled", "config", "cfg", "args", "algorithm", "actor", "trainer", "loss",
+    "policy", "ratio", "coef", "coeff", "level", "estimator", "function", "fn",
+}  # fmt: skip
+
+
+def _name_words(name: str) -> set[str]:
+    return {w for w in re.split(r"[._]", name) if w and w not in NAME_STOP_WORDS}
 
 
 @dataclass(frozen=True)
@@ -158,6 +227,38 @@ class Candidate:
         return (self.kind, self.selector, self.field)
 
 
+def recipe_pattern(words: list[str]) -> str:
+    """A regular expression whose group is the method word a recipe's name holds: the name
+    itself, or a part between ``_``, ``-`` or ``.`` (``run_qwen_grpo`` → ``grpo``)."""
+    return "^(?:.*?[_.-])?(" + "|".join(re.escape(w) for w in words) + ")(?:[_.-].*)?$"
+
+
+def recipe_of(path: str, named: re.Pattern) -> tuple[str, str, str] | None:
+    """(path pattern, field, method word) when a path names a method by what it is called: a
+    trainer module (``grpo_trainer.py``), an entry point (``train_ppo_ray.py``), or an entry of
+    an examples or recipe folder (``examples/dapo/...``, ``recipe/gspo/...``)."""
+    pure = PurePosixPath(path)
+    if language(path) is None and pure.suffix in SUFFIXES:
+        return None
+    parts, stem, folder = pure.parts, pure.name.split(".")[0], str(pure.parent)
+    where = "" if folder == "." else f"{folder}/"
+    if pure.suffix == ".py" and stem.endswith("_trainer") and stem != "_trainer":
+        found = named.match(stem.removesuffix("_trainer"))
+        return (f"{where}*_trainer.py", "trainer", found.group(1)) if found else None
+    if pure.suffix == ".py" and stem.startswith("train_"):
+        found = named.match(stem.removeprefix("train_"))
+        return (f"{where}train_*.py", "entrypoint", found.group(1)) if found else None
+    for i, part in enumerate(parts[:-1]):
+        if part in RECIPE_FOLDERS:
+            top = "/".join(parts[: i + 1])
+            if i + 2 < len(parts):  # a folder of its own
+                found = named.match(parts[i + 1])
+                return (f"{top}/*/**", "recipe", found.group(1)) if found else None
+            found = named.match(stem)
+            return (f"{top}/*{pure.suffix}", "recipe", found.group(1)) if found else None
+    return None
+
+
 def language(path: str) -> str | None:
     """The language a path is read as, or None if discovery does not read it."""
     pure = PurePosixPath(path)
@@ -169,8 +270,10 @@ def language(path: str) -> str | None:
     return SUFFIXES.get(pure.suffix)
 
 
-def python_candidates(text: str) -> list[Candidate]:
-    """Every class field, flag, registry, enum, dict registry and comparison of one module."""
+def python_candidates(text: str, lines: list[int]) -> list[Candidate]:
+    """Every class field, flag, registry, enum, dict registry and comparison of one module
+    whose statement spans one of ``lines`` (those naming a word of the vocabulary: whatever
+    else a module holds cannot be relevant, and is not visited)."""
     try:
         tree = _parse_python(text)
     except ExtractionError:
@@ -180,38 +283,29 @@ def python_candidates(text: str) -> list[Candidate]:
     for (owner, _), value in enums.items():
         enum_members.setdefault(owner, []).append(value)
     out: list[Candidate] = []
-    for cls in _classes(tree):
-        bases = {_name(b) for b in cls.bases}
-        if cls.name in enum_members and bases & {"Enum", "StrEnum", "str", "IntEnum"}:
-            out.append(Candidate("enum", cls.name, cls.name, tuple(enum_members[cls.name])))
-        for stmt in cls.body:
-            if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
-                continue
-            if stmt.target.id.startswith("_"):
-                continue
-            default, choices = _field_default_and_choices(stmt)
-            typed = _name(stmt.annotation) if stmt.annotation is not None else None
-            if not choices and typed in enum_members:
-                choices = enum_members[typed]
-            if isinstance(default, ast.AST):
-                default = None
-            if default is None and isinstance(stmt.value, ast.Attribute):
-                default = enums.get((_name(stmt.value.value) or "", stmt.value.attr))
-            selector = f"{cls.name}.{stmt.target.id}"
-            out.append(Candidate("field", selector, selector, tuple(choices), _text(default)))
     compared: dict[str, list[str]] = {}
-    for node in ast.walk(tree):
-        arg = argument(node)
-        if arg is not None:
+    stack: list[tuple[ast.AST, ast.ClassDef | None]] = [(tree, None)]
+    while stack:
+        node, owner = stack.pop()
+        if not _spans(node, lines):
+            continue
+        if isinstance(node, ast.ClassDef):
+            bases = {_name(b) for b in node.bases}
+            if node.name in enum_members and bases & {"Enum", "StrEnum", "str", "IntEnum"}:
+                out.append(Candidate("enum", node.name, node.name, tuple(enum_members[node.name])))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            for deco in node.decorator_list:
+                named = _name(deco.func) if isinstance(deco, ast.Call) else None
+                if named and named.lower().lstrip("_").startswith("register"):
+                    values = tuple(registered_names(deco, enums))
+                    out.append(Candidate("registry", named, named, values))
+        elif owner is not None and isinstance(node, ast.AnnAssign):
+            out += _class_field(owner, node, enums, enum_members)
+        elif (arg := argument(node)) is not None:
             flag = max(arg.flags, key=len)
             choices = arg.choices if isinstance(arg.choices, list | tuple) else ()
             values = tuple(c for c in choices if isinstance(c, str))
             out.append(Candidate("field", flag, flag, values, _text(arg.default)))
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            for deco in node.decorator_list:
-                named = _name(deco.func) if isinstance(deco, ast.Call) else None
-                if named and named.lower().startswith(("register", "_register")):
-                    out.append(Candidate("registry", named, named))
         elif isinstance(node, ast.Compare):
             _compared(node, compared)
         elif isinstance(node, ast.Match):
@@ -220,15 +314,64 @@ def python_candidates(text: str) -> list[Candidate]:
                 for pattern in ast.walk(case.pattern):
                     if isinstance(pattern, ast.MatchValue):
                         _add_compared(path, _literal(pattern.value), compared)
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Dict):
-            keys = [_literal(k) for k in stmt.value.keys if k is not None]
-            names = tuple(k for k in keys if isinstance(k, str))
-            for target in stmt.targets:
-                if isinstance(target, ast.Name) and len(names) >= 2:
-                    out.append(Candidate("constant", f"{target.id}:keys", target.id, names))
+        elif owner is None and isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+            out += _dict_registry(node)
+        inner = node if isinstance(node, ast.ClassDef) else None
+        stack.extend((child, inner) for child in reversed(list(ast.iter_child_nodes(node))))
     out += [Candidate("compare", s, s, tuple(dict.fromkeys(v))) for s, v in compared.items()]
-    return _with_registry_values(out, text)
+    merged: dict[tuple[str, str, str], Candidate] = {}
+    for c in out:  # a registry's names over all its decorators, once per candidate
+        held = merged.get(c.key)
+        if held is not None:
+            c = Candidate(
+                c.kind, c.selector, c.field, tuple(dict.fromkeys(held.values + c.values)), c.default
+            )
+        merged[c.key] = c
+    return [c for c in merged.values() if c.kind != "registry" or c.values]
+
+
+def _spans(node: ast.AST, lines: list[int]) -> bool:
+    """Whether a node's lines (a definition's from its first decorator) hold one of ``lines``."""
+    start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    if start is None or end is None:
+        return True
+    decorators = getattr(node, "decorator_list", None)
+    if decorators:
+        start = decorators[0].lineno
+    at = bisect.bisect_left(lines, start)
+    return at < len(lines) and lines[at] <= end
+
+
+def _class_field(
+    owner: ast.ClassDef,
+    stmt: ast.AnnAssign,
+    enums: dict[tuple[str, str], str],
+    enum_members: dict[str, list[str]],
+) -> list[Candidate]:
+    """A field declared in a class body (an enum-typed field takes the enum's members)."""
+    if not isinstance(stmt.target, ast.Name) or stmt.target.id.startswith("_"):
+        return []
+    default, choices = _field_default_and_choices(stmt)
+    typed = _name(stmt.annotation) if stmt.annotation is not None else None
+    if not choices and typed in enum_members:
+        choices = enum_members[typed]
+    if isinstance(default, ast.AST):
+        default = None
+    if default is None and isinstance(stmt.value, ast.Attribute):
+        default = enums.get((_name(stmt.value.value) or "", stmt.value.attr))
+    selector = f"{owner.name}.{stmt.target.id}"
+    return [Candidate("field", selector, selector, tuple(choices), _text(default))]
+
+
+def _dict_registry(stmt: ast.Assign) -> list[Candidate]:
+    """A module-level dict whose string keys name what it holds (``LOSSES = {"dpo": ...}``)."""
+    keys = [_literal(k) for k in stmt.value.keys if k is not None]
+    names = tuple(k for k in keys if isinstance(k, str))
+    return [
+        Candidate("constant", f"{t.id}:keys", t.id, names)
+        for t in stmt.targets
+        if isinstance(t, ast.Name) and len(names) >= 2
+    ]
 
 
 def _compared(node: ast.Compare, compared: dict[str, list[str]]) -> None:
@@ -247,22 +390,9 @@ def _add_compared(path: list[str], value: object, compared: dict[str, list[str]]
     if not isinstance(values, list | tuple | set):
         return
     strings = [v for v in values if isinstance(v, str) and v]
-    if strings:
+    if strings and (len(path) > 1 or normalise(path[-1]) not in GENERIC):
         name = path[-1] if normalise(path[-1]) not in GENERIC else ".".join(path[-2:])
         compared.setdefault(name, []).extend(strings)
-
-
-def _with_registry_values(found: list[Candidate], text: str) -> list[Candidate]:
-    """Registries read with the miner's own extractor, so what is proposed is what it mines."""
-    out = []
-    for c in found:
-        if c.kind == "registry":
-            values = tuple(o.value for o in extractors.registry(text, c.selector, c.field))
-            if values:
-                out.append(Candidate(c.kind, c.selector, c.field, values))
-        else:
-            out.append(c)
-    return list(dict.fromkeys(out))
 
 
 def document_candidates(text: str, kind: str) -> list[Candidate]:
@@ -291,12 +421,14 @@ def document_candidates(text: str, kind: str) -> list[Candidate]:
 
 
 def relevant(c: Candidate, vocab: Vocabulary) -> bool:
-    """Worth proposing: it holds a value or is a field some framework maps to a method."""
-    if any(vocab.knows_value(v) for v in c.values):
+    """Worth proposing: it holds a value that names a method, or it is a field (or a value of
+    a field) some other framework maps to one."""
+    if any(
+        vocab.known(v) or vocab.knows_pair(c.field, v) or vocab.kindred(c.field, v)
+        for v in c.values
+    ):
         return True
-    if c.kind in ("field", "yaml", "compare") and vocab.knows_field(c.field):
-        return True
-    return c.kind in ("field", "yaml") and bool(c.default) and vocab.knows_value(c.default or "")
+    return c.kind in ("field", "yaml", "compare") and vocab.knows_field(c.field)
 
 
 @dataclass
@@ -324,14 +456,44 @@ class Found:
     blobs_read: int = 0
 
 
+WORD = re.compile(r"[a-z0-9_]+")
+
+
+def word_set(tokens: Iterable[str]) -> frozenset[str]:
+    """The words a line must hold to matter: each token, or for a token of several words
+    (``seq-mean-token-sum-norm``) its longest part that is not too general."""
+    out = set()
+    for token in tokens:
+        parts = WORD.findall(token.lower())
+        specific = [p for p in parts if p not in GENERIC_VALUES] or parts[:1]
+        if specific:
+            out.add(max(specific, key=len))
+    return frozenset(out)
+
+
+def lines_naming(text: str, words: frozenset[str]) -> list[int]:
+    """The lines (1-based, sorted) holding one of ``words``, in any case."""
+    lowered = text.lower()
+    out: list[int] = []
+    line, last = 1, 0
+    for match in WORD.finditer(lowered):
+        if match.group() in words:
+            line += lowered.count("\n", last, match.start())
+            last = match.start()
+            if not out or out[-1] != line:
+                out.append(line)
+    return out
+
+
 class Discoverer:
     """Reads one history; caches what each blob holds by blob id."""
 
     def __init__(self, repo: git.Repo, framework: str, vocab: Vocabulary):
         self.repo, self.framework, self.vocab = repo, framework, vocab
-        words = sorted(vocab.tokens(), key=len, reverse=True)
-        self.worth = re.compile("|".join(re.escape(w) for w in words) or r"(?!)", re.I)
+        self.words = word_set(vocab.tokens())
+        self.named = re.compile(recipe_pattern(vocab.method_words()))
         self.cache: dict[str, tuple[list[Candidate], frozenset[str]]] = {}
+        self.by_lines: dict[tuple[str, str], list[Candidate]] = {}
         self.found = Found()
 
     def read(self, blob: str, kind: str, sizes: dict[str, int | None]) -> list[Candidate]:
@@ -347,15 +509,27 @@ class Discoverer:
                 self.found.missing_blobs.add(blob)
                 data = b""
             text = data.decode("utf-8", errors="replace")
-            if self.worth.search(text):
-                self.found.blobs_read += 1
+            lines = lines_naming(text, self.words)
+            if lines:
                 cited = frozenset(i for i in ARXIV_ID.findall(text) if i in self.vocab.papers)
-                read = (
-                    python_candidates(text) if kind == "python" else document_candidates(text, kind)
-                )
-                held = [c for c in read if relevant(c, self.vocab) or (cited and c.values)]
+                held = self.candidates(text, kind, lines)
         self.cache[blob] = (held, cited)
         return held
+
+    def candidates(self, text: str, kind: str, lines: list[int]) -> list[Candidate]:
+        """What a text holds; parsed only when the lines naming the vocabulary differ from a
+        version already read (most commits to a module change other lines)."""
+        all_lines = text.splitlines()
+        key = (kind, "\n".join(all_lines[n - 1] for n in lines if n <= len(all_lines)))
+        if key not in self.by_lines:
+            self.found.blobs_read += 1
+            read = (
+                python_candidates(text, lines)
+                if kind == "python"
+                else document_candidates(text, kind)
+            )
+            self.by_lines[key] = [c for c in read if relevant(c, self.vocab)]
+        return self.by_lines[key]
 
     def run(self, ref: str) -> Found:
         commits = list(first_parent_commits(self.repo, ref))
@@ -370,6 +544,9 @@ class Discoverer:
         open_spans: dict[str, dict[tuple[str, str, str], Span]] = {}
         for done, commit in enumerate(commits, start=1):
             for ch in commit.changes:
+                recipe = recipe_of(ch.new_path, self.named) if ch.new_path else None
+                if recipe:
+                    self._recipe(recipe, commit.sha, commit.committed_at)
                 if ch.old_path:
                     files.pop(ch.old_path, None)
                     if ch.old_path != ch.new_path:
@@ -390,6 +567,16 @@ class Discoverer:
         self.found.snapshot_files = files
         self.found.commits = len(commits)
         return self.found
+
+    def _recipe(self, recipe: tuple[str, str, str], sha: str, when: str) -> None:
+        """A recipe is kept under its pattern (not each file): the miner finds its files."""
+        pattern, name, word = recipe
+        key = (pattern, ("recipe", pattern, name))
+        span = self.found.spans.get(key)
+        if span is None:
+            span = self.found.spans[key] = Span(sha, when, sha, when)
+        span.last_sha, span.last_at = sha, when
+        span.values.add(word)
 
     def _update(
         self,

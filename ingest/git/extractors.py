@@ -208,19 +208,25 @@ def registry(source: str, selector: str, field: str) -> list[Observation]:
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
         for deco in node.decorator_list:
-            if not (isinstance(deco, ast.Call) and _name(deco.func) == selector):
-                continue
-            args = list(deco.args) + [k.value for k in deco.keywords if k.arg in ("name", "key")]
-            for arg in args[:1]:
-                if isinstance(arg, ast.Call):  # @register(Settings(names=["kl", "k1"], ...))
-                    named = [k.value for k in arg.keywords if k.arg in ("name", "names")]
-                    value = _literal(named[0]) if named else None
-                    found += [value] if isinstance(value, str) else _choice_values(value or [])
-                elif isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                    found.append(arg.value)
-                elif isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name):
-                    found.append(enums.get((arg.value.id, arg.attr), arg.attr.lower()))
+            if isinstance(deco, ast.Call) and _name(deco.func) == selector:
+                found += registered_names(deco, enums)
     return _choices(found, field, None)
+
+
+def registered_names(deco: ast.Call, enums: dict[tuple[str, str], str]) -> list[str]:
+    """The names one registering decorator call gives (its first argument or ``name=``)."""
+    found: list[str] = []
+    args = list(deco.args) + [k.value for k in deco.keywords if k.arg in ("name", "key")]
+    for arg in args[:1]:
+        if isinstance(arg, ast.Call):  # @register(Settings(names=["kl", "k1"], ...))
+            named = [k.value for k in arg.keywords if k.arg in ("name", "names")]
+            value = _literal(named[0]) if named else None
+            found += [value] if isinstance(value, str) else _choice_values(value or [])
+        elif isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            found.append(arg.value)
+        elif isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name):
+            found.append(enums.get((arg.value.id, arg.attr), arg.attr.lower()))
+    return found
 
 
 def enum(source: str, selector: str, field: str) -> list[Observation]:

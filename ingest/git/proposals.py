@@ -20,7 +20,15 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from ingest.git.discovery import Found, Span, Vocabulary, leaf, normalise
+from ingest.git.discovery import (
+    GENERIC_VALUES,
+    Found,
+    Span,
+    Vocabulary,
+    leaf,
+    normalise,
+    recipe_pattern,
+)
 
 DECLARED = ("field", "yaml")
 FOLDER_PATTERN_AT = 3  # files of one folder holding the same candidate that make one pattern
@@ -77,11 +85,18 @@ def map_value(field: str, value: str, vocab: Vocabulary, cited: set[str]) -> tup
     found = _dominant(vocab.pairs.get((name, word), {}))
     if found:
         return found[0], True, f"{name}={word} mapped so in {', '.join(found[1])}"
-    found = _dominant(vocab.values.get(word, {}))
+    found = _dominant(vocab.kindred(name, word))
     if found:
-        return found[0], True, f"value {word} mapped so in {', '.join(found[1])}"
+        return found[0], True, f"{word} of a field like {name} mapped so in {', '.join(found[1])}"
     if word in vocab.catalog:
         return word, True, "the value is a catalog method id"
+    method = vocab.known(value)
+    if method:
+        where = sorted(vocab.values[word][method])
+        return method, True, f"value {word} mapped so in {', '.join(where)}"
+    found = None if word in GENERIC_VALUES else _dominant(vocab.values.get(word, {}))
+    if found:  # one framework's word: a suggestion
+        return found[0], False, f"value {word} mapped so in {', '.join(found[1])}"
     papers = sorted(vocab.papers[a] for a in cited)
     if len(papers) == 1:
         return papers[0], False, f"its file cites the paper of {papers[0]}"
@@ -97,7 +112,9 @@ def _names(keys: set[tuple[str, str, str]], values: dict) -> dict[tuple[str, str
     named = {}
     for key in keys:
         kind, selector, _ = key
-        if kind == "yaml":  # a key of a config group file is the longer key that ends with it
+        if kind == "recipe":  # trainer, entrypoint or recipe
+            named[key] = key[2]
+        elif kind == "yaml":  # a key of a config group file is the longer key that ends with it
             longer = [s for s in by_leaf[leaf(selector)] if s.endswith(f".{selector}")]
             named[key] = min(longer, key=len) if longer else selector
         elif kind == "field":
@@ -143,7 +160,10 @@ def propose(framework: str, found: Found, vocab: Vocabulary, syntax: str = "") -
     for (path, key), span in found.spans.items():
         by_key[key].append((path, span))
     values = {k: {v for _, s in spans for v in s.values} for k, spans in by_key.items()}
-    named = _names(set(by_key), values)
+    held = {
+        k: values[k] | {s.default for _, s in spans if s.default} for k, spans in by_key.items()
+    }
+    named = _names(set(by_key), held)
     # a field's values, defaults and the papers its files cite, over every candidate named so
     field_values: dict[str, set[str]] = defaultdict(set)
     plain: set[str] = set()
@@ -158,6 +178,7 @@ def propose(framework: str, found: Found, vocab: Vocabulary, syntax: str = "") -
                 plain.add(name)
                 if span.default:
                     defaults[name].add(span.default)
+    recipes = {named[k] for k in by_key if k[0] == "recipe"}
     mappings: dict[tuple[str, str], Mapping] = {}
     for name in sorted(field_values.keys() | plain):
         listed = sorted(field_values[name] | defaults[name] if field_values[name] else set())
@@ -168,6 +189,8 @@ def propose(framework: str, found: Found, vocab: Vocabulary, syntax: str = "") -
                 evidence = "the field read where its values are not declared"
             default = value in defaults[name]
             tier = "switch" if not value else ("default" if default else "selectable")
+            if name in recipes:
+                tier = "recipe"
             mappings[(name, value)] = Mapping(
                 name, value, method or "", tier, confident, evidence or "no evidence"
             )
@@ -182,7 +205,16 @@ def propose(framework: str, found: Found, vocab: Vocabulary, syntax: str = "") -
             continue
         kind, selector, _ = key
         first = min(spans, key=lambda ps: ps[1].first_at)[1]
-        for pattern in _pattern([p for p, _ in spans]):
+        patterns = _pattern([p for p, _ in spans])
+        if kind == "recipe":  # the path is the pattern; the selector picks the method words
+            words = [v for v in values[key] if mappings[(name, v)].confident]
+            if not words:
+                continue
+            patterns, selector = (
+                [selector],
+                recipe_pattern(sorted(words, key=lambda w: (-len(w), w))),
+            )
+        for pattern in patterns:
             locations.append(
                 {
                     "framework": framework,
@@ -190,7 +222,7 @@ def propose(framework: str, found: Found, vocab: Vocabulary, syntax: str = "") -
                     "extractor": kind,
                     "selector": selector,
                     "field": name,
-                    "default_tier": "selectable" if values[key] else "switch",
+                    "default_tier": _tier(kind, values[key]),
                     "origin": "discovered",
                     "evidence": f"first seen {first.first_at[:10]} at {first.first_sha[:12]}",
                 }
@@ -200,6 +232,12 @@ def propose(framework: str, found: Found, vocab: Vocabulary, syntax: str = "") -
     return Proposal(
         framework, syntax or _syntax(locations), _unique(locations), sources, kept, dropped
     )
+
+
+def _tier(kind: str, values: set[str]) -> str:
+    if kind == "recipe":
+        return "recipe"
+    return "selectable" if values else "switch"
 
 
 def _unique(rows: list[dict]) -> list[dict]:
