@@ -34,9 +34,9 @@ def project(tmp_path):
             "method_catalog": "method_id,name,family,source_arxiv_id,first_public_date,origin\n"
             "synthetic_m1,Synthetic method one,other,9999.00001,,paper\n"
             "synthetic_m2,Synthetic method two,other,9999.00002,,paper\n",
-            "option_names": "framework,field,value,method_id,tier,condition,reason\n"
-            f"verl,{FIELD},synthetic_m1,synthetic_m1,selectable,,\n"
-            f"verl,{FIELD},synthetic_m2,synthetic_m2,selectable,,\n",
+            "option_names": "framework,field,value,method_id,tier,condition,reason,origin\n"
+            f"verl,{FIELD},synthetic_m1,synthetic_m1,selectable,,,reviewed\n"
+            f"verl,{FIELD},synthetic_m2,synthetic_m2,selectable,,,reviewed\n",
             "citation_inclusions": "framework,arxiv_id,path,method_id,tier,condition\n",
             # seeds that name real catalog methods, emptied for the two-method catalog
             "failure_methods": "failure_code,method_id\n",

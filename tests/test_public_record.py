@@ -36,9 +36,10 @@ SYNTHETIC = {"metadata_source": "synthetic", "authors": ["Synthetic Author"]}
 SYNTHRL_SEEDS = {
     "framework_repositories": "SynthRL,https://github.com/synthetic/synthrl,main,python,false,"
     "2500,synthetic\n",
-    "algorithm_locations": "SynthRL,synthrl/losses.py,registry,register_loss,loss,selectable\n",
-    "option_names": "SynthRL,loss,synthetic_m2,synthetic_m2,selectable,,\n"
-    "SynthRL,loss,synthetic_m3,synthetic_m3,selectable,,\n",
+    "algorithm_locations": "SynthRL,synthrl/losses.py,registry,register_loss,loss,selectable,"
+    "reviewed,\n",
+    "option_names": "SynthRL,loss,synthetic_m2,synthetic_m2,selectable,,,reviewed\n"
+    "SynthRL,loss,synthetic_m3,synthetic_m3,selectable,,,reviewed\n",
     "unverifiable_settings": "SynthRL,synthetic_m2,synthetic framework without declarations\n"
     "SynthRL,synthetic_m3,synthetic framework without declarations\n",
 }

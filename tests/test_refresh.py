@@ -136,7 +136,7 @@ def refreshed(stand_ins):
     with (seeds / "method_catalog.csv").open("a") as catalog:
         catalog.write("synthetic_m3,Synthetic method three,other,9999.00003,,paper\n")
     with (seeds / "option_names.csv").open("a") as names:
-        names.write(f"verl,{FIELD},synthetic_m3,synthetic_m3,selectable,,\n")
+        names.write(f"verl,{FIELD},synthetic_m3,synthetic_m3,selectable,,,reviewed\n")
     stand_ins["papers"].append(paper(3))
     add_thread(stand_ins["fake"], 2, 10)
     second = run(stand_ins)

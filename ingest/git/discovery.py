@@ -456,19 +456,12 @@ class Found:
     blobs_read: int = 0
 
 
-WORD = re.compile(r"[a-z0-9_]+")
+# a word as vocabularies compare it: `synth-clip` in a text is the value `synth_clip`
+WORD = re.compile(r"[a-z0-9_][a-z0-9_\-]*")
 
 
 def word_set(tokens: Iterable[str]) -> frozenset[str]:
-    """The words a line must hold to matter: each token, or for a token of several words
-    (``seq-mean-token-sum-norm``) its longest part that is not too general."""
-    out = set()
-    for token in tokens:
-        parts = WORD.findall(token.lower())
-        specific = [p for p in parts if p not in GENERIC_VALUES] or parts[:1]
-        if specific:
-            out.add(max(specific, key=len))
-    return frozenset(out)
+    return frozenset(normalise(t) for t in tokens)
 
 
 def lines_naming(text: str, words: frozenset[str]) -> list[int]:
@@ -477,7 +470,7 @@ def lines_naming(text: str, words: frozenset[str]) -> list[int]:
     out: list[int] = []
     line, last = 1, 0
     for match in WORD.finditer(lowered):
-        if match.group() in words:
+        if match.group().replace("-", "_") in words:
             line += lowered.count("\n", last, match.start())
             last = match.start()
             if not out or out[-1] != line:
@@ -520,7 +513,10 @@ class Discoverer:
         """What a text holds; parsed only when the lines naming the vocabulary differ from a
         version already read (most commits to a module change other lines)."""
         all_lines = text.splitlines()
-        key = (kind, "\n".join(all_lines[n - 1] for n in lines if n <= len(all_lines)))
+        held = [all_lines[n - 1] for n in lines if n <= len(all_lines)]
+        # a class's name is part of what its fields are called
+        held += [line for line in all_lines if line.lstrip().startswith("class ")]
+        key = (kind, "\n".join(held))
         if key not in self.by_lines:
             self.found.blobs_read += 1
             read = (

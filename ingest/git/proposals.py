@@ -95,8 +95,9 @@ def map_value(field: str, value: str, vocab: Vocabulary, cited: set[str]) -> tup
         where = sorted(vocab.values[word][method])
         return method, True, f"value {word} mapped so in {', '.join(where)}"
     found = None if word in GENERIC_VALUES else _dominant(vocab.values.get(word, {}))
-    if found:  # one framework's word: a suggestion
-        return found[0], False, f"value {word} mapped so in {', '.join(found[1])}"
+    if found:  # plumbing wherever two frameworks have it; one framework's word: a suggestion
+        plumbing = found[0] == "not_a_method" and len(found[1]) >= 2
+        return found[0], plumbing, f"value {word} mapped so in {', '.join(found[1])}"
     papers = sorted(vocab.papers[a] for a in cited)
     if len(papers) == 1:
         return papers[0], False, f"its file cites the paper of {papers[0]}"
@@ -176,12 +177,17 @@ def propose(framework: str, found: Found, vocab: Vocabulary, syntax: str = "") -
             cited[name] |= found.arxiv_ids.get(path, set())
             if key[0] in DECLARED and not span.values:
                 plain.add(name)
-                if span.default:
-                    defaults[name].add(span.default)
+            if key[0] in DECLARED and span.default:
+                defaults[name].add(span.default)
     recipes = {named[k] for k in by_key if k[0] == "recipe"}
     mappings: dict[tuple[str, str], Mapping] = {}
     for name in sorted(field_values.keys() | plain):
-        listed = sorted(field_values[name] | defaults[name] if field_values[name] else set())
+        # a default outside the declared values is mapped when it names a method: a default
+        # change of a field is mapped by its old and new default
+        named_defaults = {
+            d for d in defaults[name] if map_value(name, d, vocab, cited[name])[0] is not None
+        }
+        listed = sorted(field_values[name] | named_defaults)
         for value in listed + ([""] if name in plain else []):
             method, confident, evidence = map_value(name, value, vocab, cited[name])
             if value == "" and method is None and listed:
