@@ -79,11 +79,13 @@ def mine(project: Path, warehouse: Path, repos: dict[str, str], jobs: int) -> di
     for name, path in repos.items():
         args += ["--framework", name, "--repo", f"{name}={path}"]
     out = tracker(project, warehouse, *args)
-    seconds = {}
+    # with one job, the walks follow one another and each summary counts from the first start
+    seconds, before = {}, 0.0
     for line in out.splitlines():
         named = re.match(r"framework: (\S+) .*seconds: ([\d.]+)", line)
         if named:
-            seconds[named.group(1)] = float(named.group(2))
+            seconds[named.group(1)] = round(float(named.group(2)) - before, 1)
+            before = float(named.group(2))
     return seconds
 
 

@@ -413,3 +413,46 @@ def test_coded_features_load_and_count_in_inclusion_features(record):
         ("policy_30b_or_more", 1, 1, 0, 0),
     ]
     assert left == (0,)
+
+
+def test_options_discovery_found_are_mapped_with_its_suggestion_or_a_reason(project):
+    """Two SYNTHETIC options only discovered locations report: Enter takes discovery's
+    suggestion; a method id outside the catalog is refused; not_a_method asks why."""
+    shutil.copy(ROOT / "seeds" / "method_catalog.csv", project / "method_catalog.csv")
+    (project / "option_names.csv").write_text(
+        "framework,field,value,method_id,tier,condition,reason,origin\n"
+    )
+    con = duckdb.connect(os.environ["TRACKER_WAREHOUSE"])
+    con.execute("""
+        insert into intermediate.labels_needed values
+            ('options', 'verl:Cfg.loss_mode=synth-clip', null, 'verl', null,
+             'Cfg.loss_mode = synth-clip', date '2025-05-01', 'gspo', null),
+            ('options', 'verl:Cfg.use_synth=', null, 'verl', null, 'Cfg.use_synth',
+             date '2025-05-02', null, null);
+        create table staging.stg_seeds__algorithm_locations as select * from (values
+            ('verl', 'synth/config.py', 'field', 'Cfg.loss_mode', 'discovered'),
+            ('verl', 'synth/config.py', 'field', 'Cfg.use_synth', 'discovered')
+        ) as t (framework, path_pattern, extractor, option_field, origin);
+        create table staging.stg_seeds__option_suggestions as
+            select 'verl' as framework, 'Cfg.loss_mode' as option_field,
+                'synth-clip' as option_value, 'gspo' as method_id,
+                'value synth-clip mapped so in TRL' as evidence;
+        create table staging.stg_seeds__option_names as
+            select 'TRL' as framework, 'x' as option_field, 'synth-clip' as option_value,
+                'gspo' as method_id, 'reviewed' as origin;
+    """)
+    con.close()
+    # option 1: Enter takes gspo, Enter takes the tier (selectable);
+    # option 2: 'nonsense' is refused, not_a_method, a reason, 4 = the fourth tier (switch)
+    done = run(project, "options", answers="\n\nnonsense\nnot_a_method\nsynthetic plumbing\n4\n")
+    assert done.returncode == 0, done.stderr
+    assert rows(project / "option_names.csv")[1:] == [
+        "verl,Cfg.loss_mode,synth-clip,gspo,selectable,,,reviewed",
+        "verl,Cfg.use_synth,,not_a_method,switch,,synthetic plumbing,reviewed",
+    ]
+    assert "found in: synth/config.py (field)" in done.stdout
+    assert "discovery's evidence: value synth-clip mapped so in TRL" in done.stdout
+    assert "the same value elsewhere: gspo in TRL" in done.stdout
+    assert "'nonsense' is not an answer here" in done.stdout
+    again = run(project, "options", answers="")
+    assert again.stdout.startswith("0 options to review")

@@ -261,12 +261,21 @@ def pool_summary(con: duckdb.DuckDBPyConnection) -> str:
         "from marts.inclusion_summary"
     ).fetchall()
     left: dict[str, int] = {}
-    for review, _, items in left_to_review(con):
+    options: dict[str, int] = {}
+    for review, framework, items in left_to_review(con):
         left[review] = left.get(review, 0) + items
+        if review == "options":
+            options[framework] = items
     pool = "complete" if complete else f"INCOMPLETE ({fetched} of {days} days fetched)"
+    waiting = ""
+    if options:  # found by discovery: they count as nothing until someone maps them
+        waiting = "\noptions found, waiting for review (tracker label options): " + ", ".join(
+            f"{framework} {n}" for framework, n in sorted(options.items())
+        )
     return (
         f"pool: {pool}; {left_out} screened papers need a reviewed label "
         "(intermediate.labels_needed) and are left out of the inclusion figures\n"
         "left to review (tracker label): "
         + ", ".join(f"{left.get(kind, 0)} {kind}" for kind in REVIEWS)
+        + waiting
     )

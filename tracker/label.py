@@ -26,17 +26,20 @@ import yaml
 
 from ingest.errors import TrackerError
 
-REVIEWS = ("papers", "failures", "proposals", "concerns", "features")
+REVIEWS = ("papers", "failures", "proposals", "concerns", "features", "options")
 SEED = {
     "papers": "paper_labels",
     "failures": "failure_reviews",
     "proposals": "proposal_reviews",
     "concerns": "reviewer_concerns",
     "features": "paper_features",
+    "options": "option_names",
 }
-# the reviews of a paper (keyed by its arXiv id); the others review a framework's thread
+# the reviews of a paper (keyed by its arXiv id), of an option a framework's history holds
+# (keyed by framework, field and value); the others review a framework's thread
 PAPER_REVIEWS = ("papers", "features")
-THREAD_REVIEWS = tuple(r for r in REVIEWS if r not in PAPER_REVIEWS)
+OPTION_REVIEWS = ("options",)
+THREAD_REVIEWS = tuple(r for r in REVIEWS if r not in PAPER_REVIEWS + OPTION_REVIEWS)
 # the keys of a choice list: digits first, then letters, leaving out the skip and quit keys
 CHOICE_KEYS = "123456789abcdefghijklmnoprtuvwxyz"
 SKIP, QUIT = "s", "q"
@@ -112,13 +115,18 @@ def append_rows(path: Path, columns: list[str], rows: list[dict[str, str]]) -> N
 
 
 def key_columns(review: str) -> tuple[str, ...]:
-    """The columns that name an item in its seed: a paper, or a framework's thread."""
-    return ("arxiv_id",) if review in PAPER_REVIEWS else ("framework", "thread_number")
+    """The columns that name an item in its seed: a paper, an option, or a framework's thread."""
+    if review in PAPER_REVIEWS:
+        return ("arxiv_id",)
+    if review in OPTION_REVIEWS:
+        return ("framework", "field", "value")
+    return ("framework", "thread_number")
 
 
-def reviewer_column(review: str) -> str:
-    """Who answered: paper_features names its reader `coder`, as the study's coding sheet does."""
-    return "coder" if review == "features" else "reviewer"
+def reviewer_column(review: str) -> str | None:
+    """Who answered: paper_features names its reader `coder`, as the study's coding sheet does;
+    the option map has no reader column (a reviewed mapping says so in its `origin`)."""
+    return {"features": "coder", "options": None}.get(review, "reviewer")
 
 
 def key_of(review: str, row: dict[str, str]) -> tuple[str, ...]:
@@ -231,6 +239,28 @@ class Session:
                 f"  {answer or 'Enter'!r} is not a choice here; press one of {', '.join(keys)}"
             )
 
+    def line(self, prompt: str, valid: set[str] | None, default: str | None) -> str:
+        """A typed answer (a method id among many, a reason): a whole line even on a terminal;
+        Enter takes ``default``; outside ``valid`` (when given) it is refused and asked again."""
+        hint = f", Enter={default}" if default else ""
+        while True:
+            self.out.write(f"{prompt} [{SKIP} skip, {QUIT} quit{hint}]: ")
+            self.out.flush()
+            text = self.source.readline()
+            if not text:
+                raise Quit
+            answer = text.strip()
+            if not self.terminal:
+                self.say(answer)
+            if answer == QUIT:
+                raise Quit
+            if answer == SKIP:
+                raise Skip
+            answer = answer or (default or "")
+            if answer and (valid is None or answer in valid):
+                return answer
+            self.say(f"  {answer or 'Enter'!r} is not an answer here")
+
     def yes_no(self, prompt: str, default: bool | None) -> bool:
         suggested = None if default is None else YES_NO["y" if default else "n"]
         return self.ask(prompt, YES_NO, suggested) == "true"
@@ -253,7 +283,9 @@ def _text(text: str | None, missing: str) -> str:
 
 def show(con: duckdb.DuckDBPyConnection, review: str, item: Item, blind: bool) -> list[str]:
     """The item's facts and its local text; the suggestion too unless blind."""
-    if review in PAPER_REVIEWS:
+    if review in OPTION_REVIEWS:
+        lines = _option_facts(con, item)
+    elif review in PAPER_REVIEWS:
         [arxiv_id] = item.key
         row = con.execute(
             "select p.title, p.first_version_date, a.abstract "
@@ -292,6 +324,40 @@ def show(con: duckdb.DuckDBPyConnection, review: str, item: Item, blind: bool) -
     return lines
 
 
+def _option_facts(con: duckdb.DuckDBPyConnection, item: Item) -> list[str]:
+    """Where discovery found an option, what it rests its suggestion on, and how the other
+    frameworks map the same value."""
+    framework, field, value = item.key
+    where = con.execute(
+        "select distinct path_pattern, extractor from staging.stg_seeds__algorithm_locations "
+        "where framework = ? and option_field = ? order by all",
+        [framework, field],
+    ).fetchall()
+    evidence = con.execute(
+        "select evidence from staging.stg_seeds__option_suggestions "
+        "where framework = ? and option_field = ? and option_value = ?",
+        [framework, field, value],
+    ).fetchall()
+    elsewhere = con.execute(
+        "select method_id, string_agg(distinct framework, ', ' order by framework) "
+        "from staging.stg_seeds__option_names where option_value = ? and framework <> ? "
+        "and origin = 'reviewed' and option_value <> '' group by method_id order by all",
+        [value, framework],
+    ).fetchall()
+    lines = [
+        f"{framework} option {field} = {value or '(a field without declared values)'}"
+        f" · first seen {item.title or 'unknown'}",
+        "  found in: " + ("; ".join(f"{p} ({e})" for p, e in where) or "no location row"),
+    ]
+    if evidence and evidence[0][0]:
+        lines.append(f"  discovery's evidence: {evidence[0][0]}")
+    if elsewhere:
+        lines.append(
+            "  the same value elsewhere: " + "; ".join(f"{m} in {f}" for m, f in elsewhere)
+        )
+    return lines
+
+
 # --- the questions per review ------------------------------------------------------------------
 
 
@@ -316,6 +382,13 @@ def _codes(seeds: Path, review: str) -> dict[str, Choice]:
     if review == "features":
         forms = tuple(accepted_values(seeds, "paper_features", "change_form"))
         return {"change_form": Choice(FEATURES["change_form"], forms, NOT_STATED)}
+    if review == "options":
+        catalog = [r["method_id"] for r in read_rows(seeds / "method_catalog.csv")]
+        tiers = tuple(accepted_values(seeds, "algorithm_locations", "default_tier"))
+        return {
+            "method": Choice("method", (*catalog, "not_a_method")),
+            "tier": Choice("tier", tiers),
+        }
     codes = [c for c in accepted_values(seeds, "reviewer_concerns", "concern") if c != "none"]
     return {"concern": Choice("a concern reviewers raised", tuple(codes), "no more")}
 
@@ -387,6 +460,8 @@ def answer(
         return [{"is_proposal": "true", "outcome": outcome, "reason": reason}]
     if review == "features":
         return [_features(session, choices)]
+    if review == "options":
+        return [_option(session, item, choices, hint)]
     concerns: list[str] = []
     while True:
         concern = session.choose(choices["concern"], "")
@@ -397,13 +472,35 @@ def answer(
         session.say(f"  concerns so far: {', '.join(concerns)}")
 
 
+def _option(
+    session: Session, item: Item, choices: dict[str, Choice], hint: Callable
+) -> dict[str, str]:
+    """One option's mapping: the method it turns on (or not_a_method, with the reason), and its
+    tier."""
+    methods = set(choices["method"].codes)
+    method = session.line("method id (or not_a_method)", methods, hint(item.suggestion))
+    reason = ""
+    if method == "not_a_method":
+        reason = session.line("why is it not a method (plumbing, an off value, ...)", None, None)
+    value = item.key[2]
+    tier = session.choose(choices["tier"], "selectable" if value else "switch")
+    return {
+        "method_id": method,
+        "tier": tier,
+        "condition": "",
+        "reason": reason,
+        "origin": "reviewed",
+    }
+
+
 def queue(con: duckdb.DuckDBPyConnection, review: str, seeds: Path, blind: bool) -> Iterable[Item]:
     """The items left: labels_needed's rows for this review (and, for a blind second reader,
     the items the first reader coded), less those already in the file being written."""
     try:
         rows = con.execute(
-            "select arxiv_id, framework, cast(thread_number as varchar), title, suggestion, "
-            "suggested_family from intermediate.labels_needed where review = ? "
+            "select arxiv_id, framework, cast(thread_number as varchar), item_id, "
+            "case when review = 'options' then cast(opened_on as varchar) else title end, "
+            "suggestion, suggested_family from intermediate.labels_needed where review = ? "
             "order by opened_on, item_id",
             [review],
         ).fetchall()
@@ -412,8 +509,8 @@ def queue(con: duckdb.DuckDBPyConnection, review: str, seeds: Path, blind: bool)
             "the warehouse has no intermediate.labels_needed: run `tracker build` first"
         ) from None
     items = [
-        Item((a,) if review in PAPER_REVIEWS else (f, n), title, suggestion, family)
-        for a, f, n, title, suggestion, family in rows
+        Item(_item_key(review, a, f, n, item_id), opened, suggestion, family)
+        for a, f, n, item_id, opened, suggestion, family in rows
     ]
     target = seeds / f"{SEED[review]}.csv"
     if blind:
@@ -430,6 +527,15 @@ def queue(con: duckdb.DuckDBPyConnection, review: str, seeds: Path, blind: bool)
         if item.key not in done and item.key not in seen:
             seen.add(item.key)
             yield item
+
+
+def _item_key(review: str, arxiv_id, framework, number, item_id: str) -> tuple[str, ...]:
+    if review in PAPER_REVIEWS:
+        return (arxiv_id,)
+    if review in OPTION_REVIEWS:  # item_id is framework:field=value
+        field, _, value = item_id.removeprefix(f"{framework}:").partition("=")
+        return (framework, field, value)
+    return (framework, number)
 
 
 def label(
@@ -461,7 +567,8 @@ def label(
                 session.say("  skipped")
                 continue
             keys = dict(zip(key_columns(review), item.key, strict=True))
-            who = {reviewer_column(review): reviewer}
+            column = reviewer_column(review)
+            who = {column: reviewer} if column else {}
             append_rows(target, columns, [keys | row | who for row in rows])
             written += 1
     except Quit:
@@ -499,6 +606,8 @@ def _fields(review: str, rows: list[dict[str, str]]) -> dict[tuple[str, ...], di
             coded.update({k: row[k] for k in ("is_proposal", "outcome", "reason") if row.get(k)})
         elif review == "features":
             coded.update({k: row[k] or NOT_STATED for k in FEATURES})
+        elif review == "options":
+            coded.update({k: row[k] for k in ("method_id", "tier") if row.get(k)})
         else:
             coded[f"concern:{row['concern']}"] = "yes"
     return items
@@ -540,6 +649,8 @@ _FIELD_ORDER = [
     "outcome",
     "reason",
     *FEATURES,
+    "method_id",
+    "tier",
 ]
 
 
