@@ -9,11 +9,15 @@ from pathlib import Path
 
 import duckdb
 import git
-import pytest
 
-from ingest.git import discovery, proposals
+from ingest import project
+from ingest.git import discovery, frameworks, proposals
 from ingest.git.history import open_repository
+from ingest.landing.raw import ensure_all_raw_tables
 from tests.conftest import dated_commits
+from tests.test_pool import project as pool_project
+from tracker import discover
+from tracker.build import dbt_command
 
 # a SYNTHETIC vocabulary: two other frameworks' reviewed rows and a catalog of synthetic methods
 CATALOG = [
@@ -21,12 +25,15 @@ CATALOG = [
     for m, a in (("synthetic_m1", "9999.00001"), ("synthetic_m2", "9999.00002"))
 ]
 OTHERS = [
-    {"framework": "OtherA", "field": "algo.loss_mode", "value": "synth-clip", "method_id": "synthetic_m1"},
-    {"framework": "OtherB", "field": "Cfg.loss_mode", "value": "synth-clip", "method_id": "synthetic_m1"},
-    {"framework": "OtherA", "field": "algo.loss_mode", "value": "plain", "method_id": "not_a_method"},
-    {"framework": "OtherA", "field": "algo.use_synth_bonus", "value": "", "method_id": "synthetic_m2"},
-    {"framework": "OtherA", "field": "kl_ctrl.type", "value": "fixed", "method_id": "synthetic_m2"},
-]  # fmt: skip
+    dict(zip(("framework", "field", "value", "method_id"), row, strict=True))
+    for row in (
+        ("OtherA", "algo.loss_mode", "synth-clip", "synthetic_m1"),
+        ("OtherB", "Cfg.loss_mode", "synth-clip", "synthetic_m1"),
+        ("OtherA", "algo.loss_mode", "plain", "not_a_method"),
+        ("OtherA", "algo.use_synth_bonus", "", "synthetic_m2"),
+        ("OtherA", "kl_ctrl.type", "fixed", "synthetic_m2"),
+    )
+]
 
 
 def vocab(leave_out: str = "SynthFW") -> discovery.Vocabulary:
@@ -232,3 +239,58 @@ def test_tests_docs_and_setup_are_not_read():
     for path in ("tests/test_x.py", "docs/conf.py", "pkg/tests/config.yaml", "conftest.py"):
         assert discovery.language(path) is None
     assert discovery.language("pkg/config.yaml") == "yaml"
+
+
+def test_a_framework_added_with_only_its_repository_row_gets_its_landings(tmp_path, monkeypatch):
+    """SynthNew (SYNTHETIC) is added with one row and no option syntax; `tracker discover
+    --accept confident` writes its rows, it is mined and built: its two methods land when its
+    code first had them, and a value nothing maps waits for review without stopping the build."""
+    copy = pool_project(tmp_path)  # the other framework's map: verl's synthetic_m1, synthetic_m2
+    with (copy / "seeds" / "framework_repositories.csv").open("a") as seed:
+        seed.write("SynthNew,https://github.com/synthetic/synthnew,main,,false,2500,synthetic\n")
+    config = (
+        "from dataclasses import dataclass\nfrom typing import Literal\n\n@dataclass\n"
+        "class TrainConfig:\n"
+        '    loss: Literal["synthetic_m1", "synthetic_m2", "mystery"] = "synthetic_m1"\n'
+    )
+    dated_commits(
+        tmp_path / "synthnew",
+        [
+            ("2025-01-05", "README.md", "synthetic"),
+            ("2025-02-01", "synthnew/losses.py", '@register_loss("synthetic_m1")\ndef a(): ...\n'),
+            ("2025-03-01", "synthnew/config.py", config),
+            ("2025-04-01", "README.md", "synthetic, later"),
+        ],
+    )
+    monkeypatch.setattr(project, "SEEDS", copy / "seeds")
+    summary = discover.run("SynthNew", str(tmp_path / "synthnew"), "confident", copy / "seeds")
+    assert (summary.accepted, summary.queued) == (2, 1)
+    assert frameworks.frameworks()["SynthNew"]["option_syntax"] == "python"
+    assert {r["origin"] for r in project.read_seed("algorithm_locations")} >= {"discovered"}
+    warehouse = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(warehouse))
+    try:
+        ensure_all_raw_tables(con)
+        frameworks.ingest(con, "SynthNew", str(tmp_path / "synthnew"))
+    finally:
+        con.close()
+    done = subprocess.run(
+        dbt_command("build", project=copy),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TRACKER_WAREHOUSE": str(warehouse)},
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        landed = con.execute(
+            "select method_id, cast(first_landing_date as date)::varchar "
+            "from marts.method_frameworks where framework = 'SynthNew' order by method_id"
+        ).fetchall()
+        waiting = con.execute(
+            "select item_id from intermediate.labels_needed where review = 'options'"
+        ).fetchall()
+    finally:
+        con.close()
+    assert landed == [("synthetic_m1", "2025-02-01"), ("synthetic_m2", "2025-03-01")]
+    assert waiting == [("SynthNew:TrainConfig.loss=mystery",)]
