@@ -12,6 +12,7 @@ leaves every seed whole.
 
 import csv
 import io
+import json
 import logging
 import os
 import tempfile
@@ -20,9 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
+
 from ingest.errors import TrackerError
 from ingest.git import discovery, frameworks, proposals
 from ingest.git.history import resolve_branch
+from ingest.landing.raw import latest_payloads
 from ingest.project import SEEDS, read_seed
 
 log = logging.getLogger(__name__)
@@ -83,30 +87,108 @@ def run(framework: str, source: str | None, accept: str, seeds: Path = SEEDS) ->
     )
 
 
-def write(proposal: proposals.Proposal, accept: str, seeds: Path, row: dict) -> tuple[int, int]:
-    """Write one framework's proposal into the seeds; (mappings accepted, mappings queued)."""
+@dataclass
+class Found:
+    """What a refresh's discovery found in one framework's new commits."""
+
+    locations: int
+    queued: int
+    seconds: float
+
+
+def discover_new(
+    con: duckdb.DuckDBPyConnection, framework: str, source: str | None, seeds: Path = SEEDS
+) -> Found | None:
+    """Discovery over the commits a refresh is about to mine (after the last landed one): new
+    candidate locations (none of the framework's rows reads them) are added as discovered rows,
+    their values queued for review; nothing is accepted and no earlier row changes. None when
+    the framework was never mined (`tracker discover` reads a whole history)."""
+    landed = (
+        latest_payloads(con, "git__commits", "where payload ->> 'framework' = ?", [framework])
+        if _has_commits(con)
+        else []
+    )
+    if not landed:
+        return None
+    last = max((json.loads(p) for _, p in landed), key=lambda c: c["position"])["sha"]
+    row = frameworks.frameworks()[framework]
+    started = time.monotonic()
+    repo = frameworks.repository(framework, source or row["repository_url"], row["main_branch"])
+    ref = resolve_branch(repo, row["main_branch"])
+    if not repo.is_ancestor(last, ref):
+        return None  # a rewritten history is walked again in full by the ingest
+    vocab = discovery.Vocabulary.build(
+        read_seed("option_names"), read_seed("method_catalog"), leave_out=""
+    )
+    found = discovery.discover(repo, ref, framework, vocab, after=last)
+    known = frameworks.locations(framework)
+    for path, key in list(found.spans):
+        kind, selector, _ = key
+        if any(
+            loc.extractor == kind
+            and (loc.selector == selector or kind == "recipe")
+            and (loc.match(path) or loc.path_pattern == path)
+            for loc in known
+        ):
+            del found.spans[(path, key)]
+    proposal = proposals.propose(framework, found, vocab, row.get("option_syntax") or "")
+    _, queued = write(proposal, "none", seeds, row, keep_discovered=True)
+    return Found(len(proposal.locations), queued, time.monotonic() - started)
+
+
+def _has_commits(con: duckdb.DuckDBPyConnection) -> bool:
+    return bool(
+        con.execute(
+            "select 1 from information_schema.tables "
+            "where table_schema = 'raw' and table_name = 'git__commits'"
+        ).fetchall()
+    )
+
+
+def write(
+    proposal: proposals.Proposal,
+    accept: str,
+    seeds: Path,
+    row: dict,
+    keep_discovered: bool = False,
+) -> tuple[int, int]:
+    """Write one framework's proposal into the seeds; (mappings accepted, mappings queued).
+    Its earlier discovered rows are replaced, or with ``keep_discovered`` kept and added to."""
     name = proposal.framework
-    reviewed_locations = {
+    # what a proposal must not repeat: reviewed rows, and when adding, every row already there
+    counted = (lambda r: True) if keep_discovered else (lambda r: r.get("origin") != "discovered")
+    held_locations = {
         (r["path_pattern"], r["extractor"], r["selector"])
         for r in _rows(seeds, "algorithm_locations")
-        if r["framework"] == name and r.get("origin", "reviewed") == "reviewed"
+        if r["framework"] == name and counted(r)
     }
     locations = [
         loc
         for loc in proposal.locations
-        if (loc["path_pattern"], loc["extractor"], loc["selector"]) not in reviewed_locations
+        if (loc["path_pattern"], loc["extractor"], loc["selector"]) not in held_locations
     ]
     mapped = {
         (r["field"], r["value"] or "")
-        for r in _rows(seeds, "option_names")
-        if r["framework"] == name and r.get("origin", "reviewed") == "reviewed"
+        for seed in ("option_names", "option_suggestions")
+        for r in _rows(seeds, seed)
+        if r["framework"] == name and (seed == "option_names" and counted(r) or keep_discovered)
     }
     fresh = [m for m in proposal.mappings if (m.field, m.value) not in mapped]
     accepted = [m for m in fresh if accept == "confident" and m.confident]
     queued = [m for m in fresh if m not in accepted]
-    ours = _discovered_of(name)
+    ours = (lambda r: False) if keep_discovered else _discovered_of(name)
     _replace(seeds, "algorithm_locations", ours, locations)
-    _replace(seeds, "config_sources", ours, proposal.config_sources)
+    sources = {r["path_pattern"] for r in _rows(seeds, "config_sources") if r["framework"] == name}
+    _replace(
+        seeds,
+        "config_sources",
+        ours,
+        [
+            r
+            for r in proposal.config_sources
+            if not keep_discovered or r["path_pattern"] not in sources
+        ],
+    )
     _replace(
         seeds,
         "option_names",
@@ -128,7 +210,7 @@ def write(proposal: proposals.Proposal, accept: str, seeds: Path, row: dict) -> 
     _replace(
         seeds,
         "option_suggestions",
-        lambda r: r["framework"] == name,
+        lambda r: r["framework"] == name and not keep_discovered,
         [
             {
                 "framework": name,

@@ -24,14 +24,18 @@ from ingest.github import threads
 from ingest.github.client import Client, api_url, token
 from ingest.landing.runs import utc_now
 from ingest.project import PROJECT_ROOT, pool
-from tracker import build, label, site
+from tracker import build, discover, label, site
 from tracker.warehouse import connect, writer
 
 log = logging.getLogger(__name__)
 
 NETWORK_TIMEOUT = 5.0  # seconds the first connection may take before the refresh goes offline
 # the reviews (intermediate.labels_needed) each source's records feed
-REVIEWS = {"arxiv": label.PAPER_REVIEWS, "github": label.THREAD_REVIEWS}
+REVIEWS = {
+    "arxiv": label.PAPER_REVIEWS,
+    "github": label.THREAD_REVIEWS,
+    "frameworks": label.OPTION_REVIEWS,
+}
 OFFLINE = "--offline"
 PORTS = {"https": 443, "http": 80, "ssh": 22}
 
@@ -134,13 +138,25 @@ def refresh_frameworks(
             sources[name] = repos.get(name)
     if not sources:
         return list(outcomes.values())
+    found: dict[str, discover.Found | None] = {}
     try:
         with writer("refresh frameworks") as con, progress.shown():
+            for name in list(sources):  # what the new commits hold that no row reads yet
+                try:
+                    found[name] = discover.discover_new(con, name, sources[name])
+                except TrackerError as exc:
+                    _failed(outcomes[name], exc, outcomes[name].retry)
+                    del sources[name]
             for name, summary in frameworks.ingest_all(con, sources, jobs):
                 if isinstance(summary, TrackerError):
                     _failed(outcomes[name], summary, outcomes[name].retry)
                     continue
                 outcomes[name].fetched = f"{summary.commits_walked} commits walked"
+                new = found.get(name)
+                if new and new.locations:
+                    outcomes[
+                        name
+                    ].fetched += f", {new.locations} new locations found (waiting for review)"
                 _tally(con, outcomes[name], "run_id = ?", [summary.run])
                 outcomes[name].retry = ""
     except (TrackerError, OSError, duckdb.Error) as exc:  # the warehouse itself, not a source

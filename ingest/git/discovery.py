@@ -27,6 +27,7 @@ import logging
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 import git
@@ -273,20 +274,75 @@ def language(path: str) -> str | None:
 def python_candidates(text: str, lines: list[int]) -> list[Candidate]:
     """Every class field, flag, registry, enum, dict registry and comparison of one module
     whose statement spans one of ``lines`` (those naming a word of the vocabulary: whatever
-    else a module holds cannot be relevant, and is not visited)."""
+    else a module holds cannot be relevant, and is not visited).
+
+    A module is read one top-level statement at a time, and only the statements holding one of
+    ``lines``; a statement's reading is cached by its text, so a new version of a large module
+    costs the statements that changed. Where statements cannot be told apart (a statement does
+    not parse alone), the whole module is read."""
+    found: list[Candidate] = []
     try:
-        tree = _parse_python(text)
+        for start, chunk in _statements(text):
+            end = start + chunk.count("\n")
+            inside = tuple(n - start + 1 for n in lines if start <= n <= end)
+            if inside:
+                found += _statement_candidates(chunk, inside)
     except ExtractionError:
-        return []
+        try:
+            found = _read_tree(_parse_python(text), list(lines))
+        except ExtractionError:
+            return []
+    merged: dict[tuple[str, str, str], Candidate] = {}
+    for c in found:  # a registry's or a comparison's names over all statements, once
+        held = merged.get(c.key)
+        if held is not None:
+            values = tuple(dict.fromkeys(held.values + c.values))
+            c = Candidate(c.kind, c.selector, c.field, values, c.default or held.default)
+        merged[c.key] = c
+    return [c for c in merged.values() if c.kind != "registry" or c.values]
+
+
+# a line at the margin that continues the statement before it
+CONTINUING = ("else", "elif", "except", "finally", ")", "]", "}", "#")
+
+
+def _statements(text: str) -> Iterator[tuple[int, str]]:
+    """(first line, text) of each top-level statement, a definition with its decorators; the
+    margin inside a triple-quoted string starts nothing."""
+    lines = text.split("\n")
+    starts, quoted, decorated = [], False, False
+    for number, line in enumerate(lines):
+        at_margin = line[:1] not in ("", " ", "\t")
+        if at_margin and not quoted and not decorated and not line.startswith(CONTINUING):
+            starts.append(number)
+        if at_margin and not quoted:
+            decorated = line.startswith("@")
+        if (line.count('"""') + line.count("'''")) % 2:
+            quoted = not quoted
+    for k, first in enumerate(starts):
+        last = starts[k + 1] if k + 1 < len(starts) else len(lines)
+        yield first + 1, "\n".join(lines[first:last])
+
+
+@lru_cache(maxsize=16384)
+def _statement_candidates(chunk: str, lines: tuple[int, ...]) -> list[Candidate]:
+    try:
+        tree = ast.parse(chunk)
+    except (SyntaxError, ValueError):
+        raise ExtractionError("a statement does not parse alone") from None
+    return _read_tree(tree, list(lines))
+
+
+def _read_tree(tree: ast.Module, lines: list[int]) -> list[Candidate]:
     enums = _enum_values(tree)
     enum_members: dict[str, list[str]] = {}
     for (owner, _), value in enums.items():
         enum_members.setdefault(owner, []).append(value)
     out: list[Candidate] = []
     compared: dict[str, list[str]] = {}
-    stack: list[tuple[ast.AST, ast.ClassDef | None]] = [(tree, None)]
+    stack: list[tuple[ast.AST, ast.ClassDef | None, bool]] = [(tree, None, True)]
     while stack:
-        node, owner = stack.pop()
+        node, owner, top = stack.pop()
         if not _spans(node, lines):
             continue
         if isinstance(node, ast.ClassDef):
@@ -314,20 +370,13 @@ def python_candidates(text: str, lines: list[int]) -> list[Candidate]:
                 for pattern in ast.walk(case.pattern):
                     if isinstance(pattern, ast.MatchValue):
                         _add_compared(path, _literal(pattern.value), compared)
-        elif owner is None and isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+        elif top and isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
             out += _dict_registry(node)
         inner = node if isinstance(node, ast.ClassDef) else None
-        stack.extend((child, inner) for child in reversed(list(ast.iter_child_nodes(node))))
+        children = reversed(list(ast.iter_child_nodes(node)))
+        stack.extend((child, inner, isinstance(node, ast.Module)) for child in children)
     out += [Candidate("compare", s, s, tuple(dict.fromkeys(v))) for s, v in compared.items()]
-    merged: dict[tuple[str, str, str], Candidate] = {}
-    for c in out:  # a registry's names over all its decorators, once per candidate
-        held = merged.get(c.key)
-        if held is not None:
-            c = Candidate(
-                c.kind, c.selector, c.field, tuple(dict.fromkeys(held.values + c.values)), c.default
-            )
-        merged[c.key] = c
-    return [c for c in merged.values() if c.kind != "registry" or c.values]
+    return out
 
 
 def _spans(node: ast.AST, lines: list[int]) -> bool:
@@ -478,6 +527,9 @@ def lines_naming(text: str, words: frozenset[str]) -> list[int]:
     return out
 
 
+MAX_REMEMBERED = 20_000  # file versions whose lines are kept to compare the next version with
+
+
 class Discoverer:
     """Reads one history; caches what each blob holds by blob id."""
 
@@ -487,27 +539,58 @@ class Discoverer:
         self.named = re.compile(recipe_pattern(vocab.method_words()))
         self.cache: dict[str, tuple[list[Candidate], frozenset[str]]] = {}
         self.by_lines: dict[tuple[str, str], list[Candidate]] = {}
+        self.lines: dict[str, frozenset[str]] = {}  # blob → its lines, for the next version
         self.found = Found()
 
-    def read(self, blob: str, kind: str, sizes: dict[str, int | None]) -> list[Candidate]:
+    def read(
+        self, blob: str, kind: str, sizes: dict[str, int | None], before: str | None
+    ) -> list[Candidate]:
+        """What a blob holds. ``before`` is the blob the same file had until this commit: when
+        the lines that differ from it name no word of the vocabulary (nor a class or a paper),
+        it holds what that one held, found without reading it as code: most commits change
+        code around the options, not the options."""
         if blob in self.cache:
             return self.cache[blob][0]
         size, held, cited = sizes.get(blob), [], frozenset()
-        if size is None:
-            self.found.missing_blobs.add(blob)
-        elif size <= MAX_TEXT_BYTES:
-            try:
-                data = self.repo.odb.stream(bytes.fromhex(blob)).read()
-            except (ValueError, git.BadObject, git.BadName, OSError):
+        text = self.text(blob) if size is not None and size <= MAX_TEXT_BYTES else None
+        if size is None or text is None:
+            if size is None or blob in self.found.missing_blobs:
                 self.found.missing_blobs.add(blob)
-                data = b""
-            text = data.decode("utf-8", errors="replace")
-            lines = lines_naming(text, self.words)
-            if lines:
-                cited = frozenset(i for i in ARXIV_ID.findall(text) if i in self.vocab.papers)
-                held = self.candidates(text, kind, lines)
+            self.cache[blob] = ([], frozenset())
+            return []
+        lines = frozenset(text.splitlines())
+        previous = self.lines.get(before) if before else None
+        if previous is not None and before in self.cache:
+            changed = "\n".join(lines ^ previous)
+            if not (
+                lines_naming(changed, self.words)
+                or "class " in changed
+                or "arxiv" in changed.lower()
+            ):
+                self.cache[blob] = self.cache[before]
+                self._remember(blob, lines)
+                return self.cache[blob][0]
+        numbers = lines_naming(text, self.words)
+        if numbers:
+            cited = frozenset(i for i in ARXIV_ID.findall(text) if i in self.vocab.papers)
+            held = self.candidates(text, kind, numbers)
         self.cache[blob] = (held, cited)
+        self._remember(blob, lines)
         return held
+
+    def text(self, blob: str) -> str | None:
+        try:
+            data = self.repo.odb.stream(bytes.fromhex(blob)).read()
+        except (ValueError, git.BadObject, git.BadName, OSError):
+            self.found.missing_blobs.add(blob)
+            return None
+        return data.decode("utf-8", errors="replace")
+
+    def _remember(self, blob: str, lines: frozenset[str]) -> None:
+        """Keep a file's lines until its next version is read (one version per path)."""
+        self.lines[blob] = lines
+        if len(self.lines) > MAX_REMEMBERED:
+            self.lines.pop(next(iter(self.lines)))
 
     def candidates(self, text: str, kind: str, lines: list[int]) -> list[Candidate]:
         """What a text holds; parsed only when the lines naming the vocabulary differ from a
@@ -527,8 +610,9 @@ class Discoverer:
             self.by_lines[key] = [c for c in read if relevant(c, self.vocab)]
         return self.by_lines[key]
 
-    def run(self, ref: str) -> Found:
-        commits = list(first_parent_commits(self.repo, ref))
+    def run(self, ref: str, after: str | None = None) -> Found:
+        """Read the history (after ``after`` only, for a refresh's new commits)."""
+        commits = list(first_parent_commits(self.repo, ref, after))
         blobs = {
             ch.new_blob
             for c in commits
@@ -551,7 +635,7 @@ class Discoverer:
                 if not (ch.new_path and ch.new_blob and kind):
                     continue
                 files[ch.new_path] = kind
-                held = self.read(ch.new_blob, kind, sizes)
+                held = self.read(ch.new_blob, kind, sizes, ch.old_blob)
                 self._update(ch.new_path, held, commit.sha, commit.committed_at, open_spans)
                 cited = self.cache[ch.new_blob][1]
                 if cited:
@@ -597,9 +681,11 @@ class Discoverer:
             del now[gone]
 
 
-def discover(repo: git.Repo, ref: str, framework: str, vocab: Vocabulary) -> Found:
-    """Read a framework's whole first-parent history for candidates."""
-    return Discoverer(repo, framework, vocab).run(ref)
+def discover(
+    repo: git.Repo, ref: str, framework: str, vocab: Vocabulary, after: str | None = None
+) -> Found:
+    """Read a framework's first-parent history (all of it, or after ``after``) for candidates."""
+    return Discoverer(repo, framework, vocab).run(ref, after)
 
 
 def describe(found: Found) -> Iterator[str]:
