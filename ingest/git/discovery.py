@@ -25,6 +25,8 @@ import bisect
 import json
 import logging
 import re
+import subprocess
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -527,6 +529,41 @@ def lines_naming(text: str, words: frozenset[str]) -> list[int]:
     return out
 
 
+class BlobStream:
+    """Blob contents in the order they will be asked for, from one ``git cat-file --batch``
+    fed by a thread: no round trip per blob. A blob asked out of order, or that the store
+    lacks, is None."""
+
+    def __init__(self, git_dir: str, blobs: list[str]):
+        self.process = subprocess.Popen(
+            ["git", f"--git-dir={git_dir}", "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        self.feeder = threading.Thread(target=self._feed, args=(blobs,), daemon=True)
+        self.feeder.start()
+
+    def _feed(self, blobs: list[str]) -> None:
+        try:
+            for blob in blobs:
+                self.process.stdin.write(f"{blob}\n".encode())
+            self.process.stdin.close()
+        except (BrokenPipeError, ValueError):  # closed early: the walk stopped
+            pass
+
+    def read(self, blob: str) -> bytes | None:
+        header = self.process.stdout.readline().decode().split()
+        if len(header) != 3:  # "<id> missing"
+            return None
+        data = self.process.stdout.read(int(header[2]) + 1)[:-1]
+        return data if header[0] == blob else None
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        self.feeder.join(timeout=5)
+
+
 MAX_REMEMBERED = 20_000  # file versions whose lines are kept to compare the next version with
 
 
@@ -579,9 +616,8 @@ class Discoverer:
         return held
 
     def text(self, blob: str) -> str | None:
-        try:
-            data = self.repo.odb.stream(bytes.fromhex(blob)).read()
-        except (ValueError, git.BadObject, git.BadName, OSError):
+        data = self.stream.read(blob)
+        if data is None:
             self.found.missing_blobs.add(blob)
             return None
         return data.decode("utf-8", errors="replace")
@@ -620,6 +656,23 @@ class Discoverer:
             if ch.new_blob and ch.new_path and language(ch.new_path)
         }
         sizes = blob_sizes(self.repo, blobs)
+        wanted = [  # the order the walk first asks for each readable blob
+            ch.new_blob
+            for c in commits
+            for ch in c.changes
+            if ch.new_blob
+            and ch.new_path
+            and language(ch.new_path)
+            and sizes.get(ch.new_blob) is not None
+            and sizes[ch.new_blob] <= MAX_TEXT_BYTES
+        ]
+        self.stream = BlobStream(self.repo.git_dir, list(dict.fromkeys(wanted)))
+        try:
+            return self._walk(commits, sizes)
+        finally:
+            self.stream.close()
+
+    def _walk(self, commits: list, sizes: dict[str, int | None]) -> Found:
         files: dict[str, str] = {}
         open_spans: dict[str, dict[tuple[str, str, str], Span]] = {}
         for done, commit in enumerate(commits, start=1):
