@@ -294,3 +294,14 @@ def test_a_framework_added_with_only_its_repository_row_gets_its_landings(tmp_pa
         con.close()
     assert landed == [("synthetic_m1", "2025-02-01"), ("synthetic_m2", "2025-03-01")]
     assert waiting == [("SynthNew:TrainConfig.loss=mystery",)]
+
+
+def test_a_value_no_catalog_method_names_is_queued_with_the_paper_its_file_cites(tmp_path):
+    text = (
+        "# the newer loss: https://arxiv.org/abs/9999.00777 (SYNTHETIC)\n"
+        'class Cfg:\n    loss_mode: Literal["synth-clip", "newer"] = "synth-clip"\n'
+    )
+    p = proposed(tmp_path, [("2025-03-01", "synthfw/config.py", text)])
+    [newer] = [m for m in p.mappings if m.value == "newer"]
+    assert (newer.method_id, newer.confident) == ("", False)
+    assert newer.evidence == "its file cites arXiv 9999.00777, not in the catalog"

@@ -500,7 +500,7 @@ class Found:
     """What discovery read in one history."""
 
     spans: dict[tuple[str, tuple[str, str, str]], Span] = field(default_factory=dict)
-    arxiv_ids: dict[str, set[str]] = field(default_factory=dict)  # path → catalog papers cited
+    arxiv_ids: dict[str, set[str]] = field(default_factory=dict)  # path → papers it cited
     snapshot_files: dict[str, str] = field(default_factory=dict)  # path → language
     missing_blobs: set[str] = field(default_factory=set)
     commits: int = 0
@@ -609,7 +609,7 @@ class Discoverer:
                 return self.cache[blob][0]
         numbers = lines_naming(text, self.words)
         if numbers:
-            cited = frozenset(i for i in ARXIV_ID.findall(text) if i in self.vocab.papers)
+            cited = frozenset(ARXIV_ID.findall(text))
             held = self.candidates(text, kind, numbers)
         self.cache[blob] = (held, cited)
         self._remember(blob, lines)

@@ -98,9 +98,12 @@ def map_value(field: str, value: str, vocab: Vocabulary, cited: set[str]) -> tup
     if found:  # plumbing wherever two frameworks have it; one framework's word: a suggestion
         plumbing = found[0] == "not_a_method" and len(found[1]) >= 2
         return found[0], plumbing, f"value {word} mapped so in {', '.join(found[1])}"
-    papers = sorted(vocab.papers[a] for a in cited)
+    papers = sorted({vocab.papers[a] for a in cited if a in vocab.papers})
     if len(papers) == 1:
         return papers[0], False, f"its file cites the paper of {papers[0]}"
+    new = sorted(a for a in cited if a not in vocab.papers)
+    if new:  # a method the catalog lacks, perhaps: the paper to check
+        return None, False, f"its file cites arXiv {', '.join(new[:3])}, not in the catalog"
     return None, False, ""
 
 
