@@ -12,7 +12,7 @@ from ingest.errors import TrackerError
 from ingest.git import frameworks
 from ingest.git.history import Location, Miner, State, open_repository
 from ingest.landing.raw import latest_payloads
-from tracker.build import run_dbt
+from tracker.build import copy_project, run_dbt
 from tracker.warehouse import connect
 
 LOCATIONS = [
@@ -415,19 +415,28 @@ def test_a_url_is_cloned_into_the_cache_then_fetched(history, tmp_path, monkeypa
         con.close()
 
 
-def test_an_unmapped_option_stops_dbt_build_and_is_named(history, warehouse, monkeypatch):
+def test_an_unmapped_option_stops_dbt_build_and_is_named(
+    history, warehouse, monkeypatch, tmp_path
+):
     monkeypatch.setattr(frameworks, "locations", lambda name: LOCATIONS)
-    history.commit({"algos/core.py": loss("mystery_loss")})
+    history.commit({"algos/core.py": loss("mystery_loss", "gspo")})
     con = connect()
     try:
         frameworks.ingest(con, "verl", str(history.path))
     finally:
         con.close()
+    copy = copy_project(tmp_path, {})
     with pytest.raises(TrackerError, match="`dbt build` failed") as failed:
-        run_dbt("build")
+        run_dbt("build", project=copy)
     out = str(failed.value)
     assert "detected option(s) have no mapping in seeds/option_names.csv" in out
     assert "verl | loss_mode | mystery_loss" in out
+    # each is printed with discovery's suggestion and queued for `tracker label options`
+    assert "verl | loss_mode | gspo: gspo (" in out
+    assert "verl | loss_mode | mystery_loss: no suggestion" in out
+    queued = (copy / "seeds" / "option_suggestions.csv").read_text().splitlines()
+    assert "verl,loss_mode,gspo,gspo," in "\n".join(queued)
+    assert any(row.startswith("verl,loss_mode,mystery_loss,,") for row in queued)
     con = duckdb.connect(str(warehouse), read_only=True)
     try:  # the build stopped at the gate: nothing downstream of the options was built
         tables = con.execute("select table_name from information_schema.tables").fetchall()

@@ -75,7 +75,7 @@ def run_dbt(
             f"`dbt {' '.join(args)}` failed"
             + (":\n  " + "\n  ".join(failed[:10]) if failed else "")
             + f"\nits full output is in {log_path}; fix the model or test it names and run "
-            "`tracker build` again"
+            "`tracker build` again" + _unmapped_suggestions(output, project)
         )
     return results
 
@@ -97,6 +97,33 @@ def _start_dbt(
         stderr=subprocess.STDOUT,
         text=True,
         preexec_fn=processes.die_with_parent,
+    )
+
+
+UNMAPPED = re.compile(r"^\s*([^|\s][^|]*?) \| (.+?) \| (.*?)\s*$")
+
+
+def _unmapped_suggestions(output: list[str], project: Path) -> str:
+    """When the unmapped gate stopped the build: each option it names with discovery's
+    suggested mapping, queued for `tracker label options`."""
+    start = next((i for i, line in enumerate(output) if "have no mapping in" in line), None)
+    if start is None:
+        return ""
+    options = []
+    for line in output[start + 1 :]:
+        found = UNMAPPED.match(TIMESTAMP.sub("", line))
+        if not found:
+            break
+        framework, field, value = found.groups()
+        options.append((framework, field, "" if value == '""' else value))
+    if not options:
+        return ""
+    from tracker import discover
+
+    lines = discover.queue_unmapped(options, project / "seeds")
+    return (
+        "\ndiscovery suggests (queued for `tracker label options`, which writes them to "
+        "seeds/option_names.csv):\n  " + "\n  ".join(lines)
     )
 
 

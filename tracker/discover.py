@@ -32,6 +32,7 @@ from ingest.project import SEEDS, read_seed
 log = logging.getLogger(__name__)
 
 ACCEPT = ("confident", "none")
+EMPTY = '""'  # an empty value, as the unmapped gate names it
 
 
 @dataclass
@@ -269,3 +270,36 @@ def _replace(seeds: Path, seed: str, drop: Callable[[dict], bool], new: list[dic
     finally:
         if os.path.exists(temp):
             os.unlink(temp)
+
+
+def queue_unmapped(options: list[tuple[str, str, str]], seeds: Path = SEEDS) -> list[str]:
+    """Options the unmapped gate named: each with discovery's suggested mapping (the other
+    frameworks' rows and the catalog as vocabulary), added to seeds/option_suggestions.csv so
+    `tracker label options` asks about them; one line each, for the error."""
+    vocab = discovery.Vocabulary.build(
+        _rows(seeds, "option_names"), _rows(seeds, "method_catalog"), leave_out=""
+    )
+    queued = {
+        (r["framework"], r["field"], r["value"] or "") for r in _rows(seeds, "option_suggestions")
+    }
+    new, lines = [], []
+    for framework, field, value in options:
+        method, _, evidence = proposals.map_value(field, value, vocab, set())
+        shown = value or EMPTY
+        lines.append(
+            f"{framework} | {field} | {shown}: "
+            + (f"{method} ({evidence})" if method else "no suggestion")
+        )
+        if (framework, field, value) not in queued:
+            new.append(
+                {
+                    "framework": framework,
+                    "field": field,
+                    "value": value,
+                    "method_id": method or "",
+                    "evidence": evidence or "named by the unmapped gate",
+                }
+            )
+    if new:
+        _replace(seeds, "option_suggestions", lambda r: False, new)
+    return lines

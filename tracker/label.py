@@ -512,6 +512,11 @@ def queue(con: duckdb.DuckDBPyConnection, review: str, seeds: Path, blind: bool)
         Item(_item_key(review, a, f, n, item_id), opened, suggestion, family)
         for a, f, n, item_id, opened, suggestion, family in rows
     ]
+    if review in OPTION_REVIEWS:  # and what the unmapped gate or a refresh queued since
+        items += [
+            Item((r["framework"], r["field"], r["value"] or ""), None, r["method_id"] or None)
+            for r in read_rows(seeds / "option_suggestions.csv")
+        ]
     target = seeds / f"{SEED[review]}.csv"
     if blind:
         first = read_rows(target)

@@ -12,8 +12,7 @@
             on o.framework = m.framework
             and o.option_field = m.option_field
             and o.option_value = m.option_value
-        where m.method_id is null
-            and not {{ only_discovered('o') }}
+        where m.method_id is null and not o.only_discovered
         order by all
     {% endset %}
     {% if execute %}

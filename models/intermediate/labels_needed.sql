@@ -190,7 +190,7 @@ unmapped_options as (
             o.framework = m.framework
             and o.option_field = m.option_field
             and o.option_value = m.option_value
-    where m.method_id is null and {{ only_discovered('o') }}
+    where m.method_id is null and o.only_discovered
     group by o.framework, o.option_field, o.option_value
 
 ),

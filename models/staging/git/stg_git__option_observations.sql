@@ -29,26 +29,52 @@ options as (
 
 ),
 
+fields as (
+
+    select distinct framework, option.field as option_field from options
+
+),
+
+-- whether only rows discovery proposed (nobody reviewed) report a field: its unmapped options
+-- wait for review instead of stopping the build (docs/sources.md#discovery)
+origins as (
+
+    select
+        f.framework,
+        f.option_field,
+        bool_or(coalesce(l.origin, 'reviewed') = 'reviewed') as in_reviewed
+    from fields as f
+    inner join {{ ref('algorithm_locations') }} as l
+        on
+            f.framework = l.framework
+            and f.option_field like {{ field_pattern('l.field') }} escape '\'
+    group by f.framework, f.option_field
+
+),
+
 renamed as (
 
     select
         -- ids
-        framework,
-        commit_sha,
-        first_parent_position,
+        o.framework,
+        o.commit_sha,
+        o.first_parent_position,
 
         -- the option
-        option.field as option_field,
-        option.value as option_value,
-        option.is_default,
-        option.field_default,
+        o.option.field as option_field,
+        o.option.value as option_value,
+        o.option.is_default,
+        o.option.field_default,
 
         -- where it was found
-        option.path,
-        option.extractor,
-        option.tier as location_tier
+        o.option.path,
+        o.option.extractor,
+        o.option.tier as location_tier,
+        coalesce(not r.in_reviewed, false) as only_discovered
 
-    from options
+    from options as o
+    left join origins as r
+        on o.framework = r.framework and o.option.field = r.option_field
 
 )
 
