@@ -92,7 +92,9 @@ def mine(project: Path, warehouse: Path, repos: dict[str, str], jobs: int) -> di
 def build(project: Path, warehouse: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(project), "TRACKER_WAREHOUSE": str(warehouse)}
     for step in (["seed", "--full-refresh"], ["run"]):
-        command = dbt_command(*step, "--target-path", str(warehouse.parent / "target"))
+        command = dbt_command(
+            *step, "--target-path", str(warehouse.parent / "target"), project=project
+        )
         done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=project)
         if done.returncode:
             raise SystemExit(f"dbt {step[0]} failed:\n{done.stdout[-3000:]}")
@@ -178,7 +180,7 @@ def main() -> None:
             theirs = {k: d for k, d in reviewed.items() if k[0] == name}
             ours = {k: d for k, d in found.items() if k[0] == name}
             both = theirs.keys() & ours.keys()
-            near = sum(abs((theirs[k] - ours[k]).total_seconds()) <= DATE_DAYS * 86400 for k in both)
+            near = sum(abs((theirs[k] - ours[k]).days) <= DATE_DAYS for k in both)
             rows.append(
                 (
                     name,
