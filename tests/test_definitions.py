@@ -242,7 +242,8 @@ def test_number_literal_choices_are_declared_as_text():
     records, _, _ = definitions.read([("configs/config.py", "classes", source)])
     keys = by_key(records, "field")
     assert keys["Config.level"]["choices"] == ["0", "1", "2"]
-    assert (keys["Config.level"]["type"], keys["Config.level"]["default"]) == ("literal", "1")
+    # choices are text, but the field takes a number: written unquoted
+    assert (keys["Config.level"]["type"], keys["Config.level"]["default"]) == ("int", "1")
     assert keys["Config.tag"]["choices"] is None  # a bool literal tags a config, no choice
 
 

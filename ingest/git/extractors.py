@@ -269,16 +269,21 @@ def compare(source: str, selector: str, field: str) -> list[Observation]:
     return _choices(found, field, None)
 
 
-def _literal_choices(annotation: ast.AST | None) -> list[str]:
-    """String and number values of a ``Literal[...]`` annotation (``Literal[0, 1]`` gives "0",
-    "1"), also inside ``Optional``/unions."""
+def _literal_values(annotation: ast.AST | None) -> list[Any]:
+    """The values of the ``Literal[...]`` in an annotation, also inside ``Optional``/unions."""
     out = []
     for node in ast.walk(annotation) if annotation is not None else []:
         if isinstance(node, ast.Subscript) and _name(node.value) == "Literal":
             value = _literal(node.slice)
-            values = value if isinstance(value, tuple) else (value,)
-            out += [_NULL if v is None else _text(v) for v in values if v is None or _is_choice(v)]
+            out += value if isinstance(value, tuple) else (value,)
     return out
+
+
+def _literal_choices(annotation: ast.AST | None) -> list[str]:
+    """String and number values of a ``Literal[...]`` annotation (``Literal[0, 1]`` gives "0",
+    "1"); None is "null"."""
+    values = _literal_values(annotation)
+    return [_NULL if v is None else _text(v) for v in values if v is None or _is_choice(v)]
 
 
 def _field_default_and_choices(stmt: ast.AnnAssign) -> tuple[Any, list[str]]:
