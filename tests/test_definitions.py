@@ -237,6 +237,16 @@ def test_a_union_of_config_classes_declares_every_members_keys_and_choices():
     assert "type" not in keys and "length_penalty" not in keys  # members are no roots
 
 
+def test_number_literal_choices_are_declared_as_text():
+    source = "class Config:\n    level: Literal[0, 1, 2] = 1\n    tag: Literal[True] = True\n"
+    records, _, _ = definitions.read([("configs/config.py", "classes", source)])
+    keys = by_key(records, "field")
+    assert keys["Config.level"]["choices"] == ["0", "1", "2"]
+    # choices are text, but the field takes a number: written unquoted
+    assert (keys["Config.level"]["type"], keys["Config.level"]["default"]) == ("int", "1")
+    assert keys["Config.tag"]["choices"] is None  # a bool literal tags a config, no choice
+
+
 def test_statements_keep_the_names_and_values_a_check_mentions_never_its_words():
     import ast
 

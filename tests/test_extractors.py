@@ -160,6 +160,44 @@ def test_fields_give_choices_with_the_default_marked_and_plain_fields_their_defa
     assert ("cfg.scale", "", None, "true") in every
 
 
+NUMBER_CHOICES = """
+class Mode(IntEnum):
+    OFF = 0
+    TOKEN = 1
+
+class Scale(Enum):
+    HALF = 0.5
+    FULL = 1.0
+    NAME = "named"
+
+@dataclass
+class Config:
+    level: Literal[0, 1, 2, 3] = 2
+    bound: Optional[Literal[1, 2.5]] = None
+    enabled: Literal[True] = True
+"""
+
+
+def test_number_choices_are_read_as_their_text_and_their_default_marked():
+    assert found("field", NUMBER_CHOICES, "Config.level") == [
+        ("f", "0", False, "2"),
+        ("f", "1", False, "2"),
+        ("f", "2", True, "2"),
+        ("f", "3", False, "2"),
+    ]
+    assert found("field", NUMBER_CHOICES, "Config.bound") == [
+        ("f", "1", False, None),
+        ("f", "2.5", False, None),
+    ]
+    assert values("enum", NUMBER_CHOICES, "Mode") == ["0", "1"]
+    assert values("enum", NUMBER_CHOICES, "Scale") == ["0.5", "1.0", "named"]
+
+
+def test_a_bool_literal_is_a_switch_not_a_choice():
+    # NeMo-RL tags each member of a union of configs with `enabled: Literal[True]`
+    assert found("field", NUMBER_CHOICES, "Config.enabled") == [("f", "", None, "true")]
+
+
 def test_argparse_flags_and_reset_arg_overrides():
     assert found("field", FIELDS, "--advantage_estimator") == [
         ("f", "gae", True, "gae"),

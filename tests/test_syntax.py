@@ -137,3 +137,12 @@ def test_a_python_field_named_without_its_class_is_a_keyword():
     # a framework added as seed rows may name a registry's option without a config class
     fragment = syntax.check("python", [Setting("loss", "synthetic_m2", is_string=True)])
     assert fragment == 'loss="synthetic_m2"'
+
+
+def test_a_python_class_qualified_by_its_module_is_called_through_it():
+    # scripts of one framework may each declare an `Args`: the module says which
+    settings = [Setting("ppo.Args.lam", "0.95"), Setting("ppo.Args.mode", "gae", is_string=True)]
+    fragment = syntax.check("python", settings)
+    assert fragment == 'ppo.Args(lam=0.95, mode="gae")'
+    assert compile(fragment, "<card>", "eval")
+    assert syntax.parse("python", fragment) == [("ppo.Args.lam", "0.95"), ("ppo.Args.mode", "gae")]

@@ -140,8 +140,10 @@ def render(syntax: str, settings: list[Setting], command: str | None = None) -> 
     if syntax == "python":
         calls: dict[str, list[str]] = {}
         for s in settings:
-            # a field named without its class (a framework added as seed rows) is a keyword
-            container, _, name = s.field.partition(".") if "." in s.field else ("", "", s.field)
+            # a field named without its class (a framework added as seed rows) is a keyword; a
+            # class qualified by its module (`ppo.Args.lam`) keeps it, `ppo.Args(lam=0.95)`:
+            # each script of a framework may declare its own `Args`, and the module says which
+            container, _, name = s.field.rpartition(".")
             calls.setdefault(container, []).append(f"{name}={_python_value(s)}")
         body = "\n".join(
             f"{c}({', '.join(args)})" if c else ", ".join(args) for c, args in calls.items()
@@ -219,12 +221,12 @@ def _pairs(syntax: str, hidden: str, back, command: str | None) -> list[tuple[st
                 text = line.strip()
                 bare = "(" not in text.split("=", 1)[0]  # keywords without their class
                 call = ast.parse(f"_({text})" if bare else text, mode="eval").body
-                if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+                if not isinstance(call, ast.Call) or not _is_dotted_name(call.func):
                     raise SyntaxProblem(f"not a config constructor: {line!r}")
                 for kw in call.keywords:
                     value = kw.value
                     read = value.id if isinstance(value, ast.Name) else ast.literal_eval(value)
-                    field = kw.arg if bare else f"{call.func.id}.{kw.arg}"
+                    field = kw.arg if bare else f"{ast.unparse(call.func)}.{kw.arg}"
                     pairs.append((field, back(read)))
             return pairs
         if syntax == "override":
@@ -259,6 +261,13 @@ def _pairs(syntax: str, hidden: str, back, command: str | None) -> list[tuple[st
             raise
         raise SyntaxProblem(f"does not parse as {syntax}: {exc}") from exc
     raise SyntaxProblem(f"unknown option syntax {syntax!r}")
+
+
+def _is_dotted_name(node: ast.AST) -> bool:
+    """A class users call by name, or by its module's name and its own (``ppo.Args``)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 def expected(syntax: str, settings: list[Setting]) -> list[tuple[str, str]]:

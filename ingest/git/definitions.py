@@ -38,7 +38,9 @@ from ingest.git.extractors import (
     _choice_values,
     _classes,
     _field_default_and_choices,
+    _is_choice,
     _literal,
+    _literal_values,
     _name,
     _parse_python,
     _text,
@@ -157,7 +159,7 @@ def _is_none(node: ast.AST) -> bool:
 
 def _type_of(annotation: ast.AST | None, choices: list[str]) -> str | None:
     if choices:
-        return "literal"
+        return _number_literal(annotation) or "literal"
     inner = _unwrap(annotation)
     if inner is None:
         return None
@@ -165,6 +167,15 @@ def _type_of(annotation: ast.AST | None, choices: list[str]) -> str | None:
     if name in SCALARS:
         return name
     return ast.unparse(inner)[:80]
+
+
+def _number_literal(annotation: ast.AST | None) -> str | None:
+    """``int`` or ``float`` for a ``Literal`` of numbers only (``Literal[0, 1, 2]``): its choices
+    are text, but a user sets a number, written unquoted."""
+    values = [v for v in _literal_values(annotation) if v is not None]
+    if not values or not all(_is_choice(v) and not isinstance(v, str) for v in values):
+        return None
+    return "int" if all(isinstance(v, int) for v in values) else "float"
 
 
 def _container(annotation: ast.AST | None) -> tuple[str, str | None]:

@@ -10,14 +10,16 @@ Kinds (the ``extractor`` column of the ``algorithm_locations`` seed):
 - ``registry``: ``@register_policy_loss("gspo")`` / ``@register_adv_est(AdvantageEstimator.GRPO)``
   / ``@register_loss(Settings(names=["kl", "k1"]))``; the selector is the decorator name. Enum
   members are resolved to their values in the same file.
-- ``enum``: the members of the class named by the selector.
+- ``enum``: the members of the class named by the selector (string or number values: an
+  ``IntEnum``'s ``A = 0`` is the choice "0").
 - ``compare``: strings compared with a named field: ``x.loss_type == "cispo"``,
   ``loss_type in ("a", "b")``, ``cfg["adv_estimator"]["name"] == "grpo"``, ``case "a":`` of a
   ``match`` on the field; the selector is the
   field name, or a dotted tail of the access path (``adv_estimator.name``).
-- ``field``: ``Class.name`` (a dataclass/pydantic field: default, ``Literal`` or metadata
-  choices), ``Class.*`` (every field of the class), or ``--flag`` (an argparse argument, also one
-  redefined with ``reset_arg(parser, "--flag", ...)``: default and ``choices``).
+- ``field``: ``Class.name`` (a dataclass/pydantic field: default, ``Literal`` choices, strings or
+  numbers, or metadata choices), ``Class.*`` (every field of the class), or ``--flag`` (an
+  argparse argument, also one redefined with ``reset_arg(parser, "--flag", ...)``: default and
+  ``choices``).
 - ``yaml``: a dotted key (``algorithm.adv_estimator``), every leaf under a prefix (``actor.*``),
   or every leaf of the document (``*``).
 - ``functions``: names of the module's top-level functions matching a glob (``*_penalty``).
@@ -172,23 +174,28 @@ def _literal(node: ast.AST | None) -> Any:
         return None
 
 
-def _enum_values(tree: ast.Module) -> dict[tuple[str, str], str]:
-    """(class, member) → value for string-valued class attributes (enum members)."""
+def _enum_values(tree: ast.Module) -> dict[tuple[str, str], str | int | float]:
+    """(class, member) → value for string- or number-valued class attributes (enum members)."""
     values = {}
     for cls in _classes(tree):
         for stmt in cls.body:
             if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant):
                 for target in stmt.targets:
-                    if isinstance(target, ast.Name) and isinstance(stmt.value.value, str):
+                    if isinstance(target, ast.Name) and _is_choice(stmt.value.value):
                         values[(cls.name, target.id)] = stmt.value.value
     return values
 
 
+def _is_choice(value: Any) -> bool:
+    """A string or a number can be a declared choice. A bool is not: ``Literal[True]`` tags one
+    member of a union of configs (NeMo-RL's ``enabled``), a switch rather than a choice."""
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
+
+
 def _choices(values: list[str], field: str, default: Any) -> list[Observation]:
-    return [
-        Observation(field, v, v == (_NULL if default is None else default), _text(default))
-        for v in dict.fromkeys(values)
-    ]
+    # compared as text: a number choice is its JSON ("0"), and so is a number default
+    marked = _NULL if default is None else _text(default)
+    return [Observation(field, v, v == marked, _text(default)) for v in dict.fromkeys(values)]
 
 
 _NULL = "null"  # a declared choice of None (e.g. "no normalisation") is the value "null"
@@ -225,7 +232,8 @@ def registered_names(deco: ast.Call, enums: dict[tuple[str, str], str]) -> list[
         elif isinstance(arg, ast.Constant) and isinstance(arg.value, str):
             found.append(arg.value)
         elif isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name):
-            found.append(enums.get((arg.value.id, arg.attr), arg.attr.lower()))
+            value = enums.get((arg.value.id, arg.attr))  # a number member goes by its name
+            found.append(value if isinstance(value, str) else arg.attr.lower())
     return found
 
 
@@ -233,7 +241,7 @@ def enum(source: str, selector: str, field: str) -> list[Observation]:
     if selector not in source:
         return []
     tree = _parse_python(source)
-    members = [v for (cls, _), v in _enum_values(tree).items() if cls == selector]
+    members = [_text(v) for (cls, _), v in _enum_values(tree).items() if cls == selector]
     return _choices(members, field, None)
 
 
@@ -267,14 +275,21 @@ def compare(source: str, selector: str, field: str) -> list[Observation]:
     return _choices(found, field, None)
 
 
-def _literal_choices(annotation: ast.AST | None) -> list[str]:
-    """String values of a ``Literal[...]`` annotation, also inside ``Optional``/unions."""
+def _literal_values(annotation: ast.AST | None) -> list[Any]:
+    """The values of the ``Literal[...]`` in an annotation, also inside ``Optional``/unions."""
     out = []
     for node in ast.walk(annotation) if annotation is not None else []:
         if isinstance(node, ast.Subscript) and _name(node.value) == "Literal":
             value = _literal(node.slice)
-            out += _choice_values(value if isinstance(value, tuple) else (value,))
+            out += value if isinstance(value, tuple) else (value,)
     return out
+
+
+def _literal_choices(annotation: ast.AST | None) -> list[str]:
+    """String and number values of a ``Literal[...]`` annotation (``Literal[0, 1]`` gives "0",
+    "1"); None is "null"."""
+    values = _literal_values(annotation)
+    return [_NULL if v is None else _text(v) for v in values if v is None or _is_choice(v)]
 
 
 def _field_default_and_choices(stmt: ast.AnnAssign) -> tuple[Any, list[str]]:

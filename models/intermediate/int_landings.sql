@@ -1,9 +1,9 @@
 -- First landing of each method in each framework (docs/definitions.md#options-events-and-landings):
 -- the first main-branch commit where one of its options exists, or, for a method implemented
 -- without an option, the first commit citing it where it is implemented (citation_inclusions). The
--- date is an upper bound when that commit is the root, a bulk import or a rename of the location. A
--- method none of whose options exists at the last option set has a removal: the last removal of one
--- of its options.
+-- date is an upper bound when that commit is the root, a bulk import, or renamed a file into the
+-- path its option (or citation) was read at: that code moved, it is not new. A method none of whose
+-- options exists at the last option set has a removal: the last removal of one of its options.
 
 with commits as (
 
@@ -107,6 +107,7 @@ option_landings as (
         coalesce(s.option_field, l.option_field) as option_field,
         coalesce(s.option_value, l.option_value) as option_value,
         coalesce(s.path, l.path) as implementation_path,
+        l.path as landing_path,
         coalesce(s.extractor, l.extractor) as extractor,
         -- at the snapshot its default there, even none; a removed option keeps its landing's
         case when s.method_id is not null then s.field_default else l.field_default end
@@ -136,6 +137,7 @@ citation_landings as (
             arg_max(i.path, c.first_seen_at) filter (where c.removed_sha is null),
             arg_max(i.path, c.removed_at)
         ) as implementation_path,
+        arg_min(i.path, c.first_seen_at) as landing_path,
         'citation' as extractor,
         null as field_default,
         arg_min(i.condition, c.first_seen_at) as condition,
@@ -176,7 +178,9 @@ select
     l.condition,
     l.first_landing_sha,
     landed.committed_at as first_landing_date,
-    landed.is_root or landed.is_bulk_import or landed.renames_location as date_is_upper_bound,
+    landed.is_root
+    or landed.is_bulk_import
+    or list_contains(landed.renamed_into, l.landing_path) as date_is_upper_bound,
     landed.author_name as landing_author,
     l.removed_sha,
     removed.committed_at as removed_date,

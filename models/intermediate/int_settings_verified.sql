@@ -561,9 +561,13 @@ select
     option_field,
     option_value,
     setting,
-    -- `null` is the language's own none, never the string
+    -- `null` is the language's own none, never the string; a choice of a number field (a
+    -- `Literal[0, 1]`) is the number
     coalesce(lower(setting), '') <> 'null'
-    and (option_value is not null or value_type in ('str', 'literal')) as is_string,
+    and (
+        option_value is not null and coalesce(value_type not in ('int', 'float'), true)
+        or value_type in ('str', 'literal')
+    ) as is_string,
     coalesce(action in ('store_true', 'store_false', 'BooleanOptionalAction'), false)
         as is_bare_flag,
     known_default as field_default,

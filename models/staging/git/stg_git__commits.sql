@@ -27,7 +27,8 @@ renamed as (
         -- upper-bound flags (docs/definitions.md#options-events-and-landings)
         cast(payload ->> 'is_root' as boolean) as is_root,
         cast(payload ->> 'is_bulk_import' as boolean) as is_bulk_import,
-        json_array_length(payload -> 'renamed_locations') > 0 as renames_location
+        -- the new paths of the algorithm-location files it renamed ([old, new] pairs)
+        json_extract_string(payload, '$.renamed_locations[*][1]') as renamed_into
 
     from source
 
