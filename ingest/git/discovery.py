@@ -116,7 +116,9 @@ class Vocabulary:
     choice_leaves: set[str] = field(default_factory=set)
     catalog: set[str] = field(default_factory=set)
     papers: dict[str, str] = field(default_factory=dict)  # arXiv id → method id
+    switch_words: dict[str, dict[str, set[str]]] = field(default_factory=dict)
     _kindred: dict[tuple[str, str], dict[str, set[str]]] = field(default_factory=dict)
+    _worded: dict[str, dict[str, set[str]]] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -141,6 +143,8 @@ class Vocabulary:
                     vocab.choice_leaves.add(name)
             elif method != "not_a_method" and row.get("tier") != "recipe":
                 vocab.switches.setdefault(name, {}).setdefault(method, set()).add(where)
+                for word in _name_words(name):
+                    vocab.switch_words.setdefault(word, {}).setdefault(method, set()).add(where)
         return vocab
 
     def known(self, value: str) -> str | None:
@@ -160,7 +164,21 @@ class Vocabulary:
 
     def knows_field(self, name: str) -> bool:
         word = leaf(name)
-        return word in self.switches or word in self.choice_leaves
+        return word in self.switches or word in self.choice_leaves or bool(self.worded(name))
+
+    def worded(self, name: str) -> dict[str, set[str]]:
+        """The method a switch is named for by a word only that method's switches use
+        (``clip_ratio_dual`` and ``dual_clip``: ``dual``), with the frameworks using it."""
+        key = leaf(name)
+        if key not in self._worded:
+            found: dict[str, set[str]] = {}
+            for word in _name_words(key):
+                methods = self.switch_words.get(word, {})
+                if len(word) >= 4 and len(methods) == 1:
+                    for method, where in methods.items():
+                        found.setdefault(method, set()).update(where)
+            self._worded[key] = found if len(found) == 1 else {}
+        return self._worded[key]
 
     def knows_pair(self, name: str, value: str) -> bool:
         return (leaf(name), normalise(value)) in self.pairs
@@ -199,6 +217,9 @@ class Vocabulary:
         for name in self.switches.keys() | self.choice_leaves:
             words.add(name.split(".")[0])
         words |= {
+            w for w, methods in self.switch_words.items() if len(w) >= 4 and len(methods) == 1
+        }
+        words |= {
             value for (_, value), methods in self.pairs.items() if set(methods) - {"not_a_method"}
         }
         return sorted(w for w in words if len(w) >= 3)
@@ -207,7 +228,9 @@ class Vocabulary:
 # words of field names that say nothing of what a field selects
 NAME_STOP_WORDS = GENERIC | {
     "use", "enable", "enabled", "config", "cfg", "args", "algorithm", "actor", "trainer", "loss",
-    "policy", "ratio", "coef", "coeff", "level", "estimator", "function", "fn",
+    "policy", "ratio", "coef", "coeff", "level", "estimator", "function", "fn", "data",
+    "dataset", "model", "group", "local", "global", "init", "apply", "calculate", "sample",
+    "score", "scale", "reference", "token", "tokens", "reward", "rewards", "advantage", "train",
 }  # fmt: skip
 
 
@@ -339,7 +362,7 @@ def _read_tree(tree: ast.Module, lines: list[int]) -> list[Candidate]:
     enums = _enum_values(tree)
     enum_members: dict[str, list[str]] = {}
     for (owner, _), value in enums.items():
-        enum_members.setdefault(owner, []).append(value)
+        enum_members.setdefault(owner, []).append(_text(value))
     out: list[Candidate] = []
     compared: dict[str, list[str]] = {}
     stack: list[tuple[ast.AST, ast.ClassDef | None, bool]] = [(tree, None, True)]

@@ -81,6 +81,11 @@ def map_value(field: str, value: str, vocab: Vocabulary, cited: set[str]) -> tup
         found = _dominant(vocab.switches.get(name, {}))
         if found:
             return found[0], True, f"field {name} mapped so in {', '.join(found[1])}"
+        worded = vocab.worded(name)
+        if worded:
+            [(method, where)] = worded.items()
+            shown = ", ".join(sorted(where))
+            return method, True, f"a word of {name} names only {method}'s switches, in {shown}"
         return None, False, ""
     found = _dominant(vocab.pairs.get((name, word), {}))
     if found:
