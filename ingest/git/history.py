@@ -217,6 +217,7 @@ class Mined:
     definitions: list[dict] = field(default_factory=list)  # at the last commit walked
     declared_defaults: list[dict] = field(default_factory=list)  # per commit that changed one
     missing_blobs: set[str] = field(default_factory=set)
+    missing_paths: set[str] = field(default_factory=set)  # where the missing blobs were met
 
 
 class Miner:
@@ -273,7 +274,7 @@ class Miner:
             self.sizes.update(blob_sizes(self.repo, unknown))
         files, unreadable = [], []
         for path, syntax in chosen.items():
-            text = self.text(state.files[path])
+            text = self.text(state.files[path], path)
             if text is None:
                 unreadable.append({"path": path, "error": "missing, binary or too large"})
             else:
@@ -298,7 +299,7 @@ class Miner:
         cached = self.declared.get(path)
         if cached and cached[0] == blob:
             return cached[2]
-        text = self.text(blob)
+        text = self.text(blob, path)
         if text is None:
             return None
         lines = _declaration_lines(text, syntax)
@@ -387,27 +388,34 @@ class Miner:
             }
         )
 
-    def text(self, blob: str) -> str | None:
-        """The blob as text; None if binary or too large, or (noted as missing) not in the store."""
-        if self.last_text[0] == blob:  # several locations may read one file in a row
-            return self.last_text[1]
-        size, text = self.sizes.get(blob), None
+    def text(self, blob: str, path: str) -> str | None:
+        """The blob (at ``path``) as text; None if binary or too large, or (noted as missing,
+        with the path) not in the store."""
+        if self.last_text[0] != blob:  # several locations may read one file in a row
+            self.last_text = (blob, self._read_blob(blob))
+        if blob in self.mined.missing_blobs:
+            self.mined.missing_paths.add(path)
+        return self.last_text[1]
+
+    def _read_blob(self, blob: str) -> str | None:
+        size = self.sizes.get(blob)
         if size is None:
             self.mined.missing_blobs.add(blob)
-        elif size <= MAX_TEXT_BYTES:
-            try:
-                data = self.repo.odb.stream(bytes.fromhex(blob)).read()
-                text = None if b"\x00" in data[:8192] else data.decode("utf-8", errors="replace")
-            except (ValueError, git.BadObject, git.BadName, OSError):
-                self.mined.missing_blobs.add(blob)
-        self.last_text = (blob, text)
-        return text
+            return None
+        if size > MAX_TEXT_BYTES:
+            return None
+        try:
+            data = self.repo.odb.stream(bytes.fromhex(blob)).read()
+        except (ValueError, git.BadObject, git.BadName, OSError):
+            self.mined.missing_blobs.add(blob)
+            return None
+        return None if b"\x00" in data[:8192] else data.decode("utf-8", errors="replace")
 
     def arxiv_ids(self, blob: str | None, path: str) -> frozenset[str]:
         if blob is None or not is_text_path(path):
             return frozenset()
         if blob not in self.ids:
-            text = self.text(blob)
+            text = self.text(blob, path)
             self.ids[blob] = frozenset(ARXIV_ID.findall(text or ""))
         return self.ids[blob]
 
@@ -436,7 +444,7 @@ class Miner:
         """Observations of one location in one file, or the reason it could not be read."""
         key = (blob, loc.extractor, loc.selector, loc.field)
         if key not in self.readings:
-            text = self.text(blob)
+            text = self.text(blob, path)
             if text is None:
                 why = (
                     "missing from the repository"
