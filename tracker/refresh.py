@@ -140,7 +140,11 @@ def refresh_frameworks(
                 if isinstance(summary, TrackerError):
                     _failed(outcomes[name], summary, outcomes[name].retry)
                     continue
-                outcomes[name].fetched = f"{summary.commits_walked} commits walked"
+                outcomes[name].fetched = f"{summary.commits_walked} commits walked" + (
+                    f" (from the root: {summary.mined_again})"
+                    if summary.mined_again != "no"
+                    else ""
+                )
                 _tally(con, outcomes[name], "run_id = ?", [summary.run])
                 outcomes[name].retry = ""
     except (TrackerError, OSError, duckdb.Error) as exc:  # the warehouse itself, not a source
