@@ -415,9 +415,7 @@ def test_a_url_is_cloned_into_the_cache_then_fetched(history, tmp_path, monkeypa
         con.close()
 
 
-def test_an_unmapped_option_stops_dbt_build_and_is_named(
-    history, warehouse, monkeypatch, tmp_path
-):
+def test_an_unmapped_option_stops_dbt_build_and_is_named(history, warehouse, monkeypatch, tmp_path):
     monkeypatch.setattr(frameworks, "locations", lambda name: LOCATIONS)
     history.commit({"algos/core.py": loss("mystery_loss", "gspo")})
     con = connect()

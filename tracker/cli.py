@@ -276,7 +276,7 @@ def cmd_ingest_frameworks(args: argparse.Namespace) -> None:
     failed = []
     sources = {name: repos.get(name) for name in chosen}
     with writer("ingest frameworks") as con, progress.shown():
-        for name, summary in frameworks.ingest_all(con, sources, args.jobs):
+        for name, summary in frameworks.ingest_all(con, sources, args.jobs, args.again):
             if isinstance(summary, TrackerError):
                 print(f"tracker: error: {summary}", file=sys.stderr)
                 failed.append(name)
@@ -466,6 +466,12 @@ def parser() -> argparse.ArgumentParser:
     _framework_option(s)
     _repo_option(s)
     _jobs_option(s)
+    s.add_argument(
+        "--again",
+        action="store_true",
+        help="mine the chosen frameworks' whole histories anew, replacing their landed rows "
+        "(the others are not touched)",
+    )
     s.set_defaults(func=cmd_ingest_frameworks)
 
     c = sub.add_parser(

@@ -151,7 +151,11 @@ def refresh_frameworks(
                 if isinstance(summary, TrackerError):
                     _failed(outcomes[name], summary, outcomes[name].retry)
                     continue
-                outcomes[name].fetched = f"{summary.commits_walked} commits walked"
+                outcomes[name].fetched = f"{summary.commits_walked} commits walked" + (
+                    f" (from the root: {summary.mined_again})"
+                    if summary.mined_again != "no"
+                    else ""
+                )
                 new = found.get(name)
                 if new and new.locations:
                     outcomes[

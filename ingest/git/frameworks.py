@@ -1,23 +1,27 @@
 """`tracker ingest frameworks`: mine each framework's history into the raw git tables.
 
 The framework list and the algorithm locations are seeds. A run continues after the last commit
-already landed for a framework (the cursor is the data: the newest row of raw.git__commits), and
-lands commits last, so a run that dies part-way is simply repeated by the next one.
+already landed for a framework (the cursor is the data: the newest row of raw.git__commits) and
+lands everything it found in one transaction, so a run that dies part-way is simply repeated by
+the next one. What a walk yields depends on the framework's seed rows too: their fingerprint is
+kept with the walk (meta.git_walks), and when they change the whole history is mined again and
+replaces the framework's earlier rows, so seeds and history never disagree.
 """
 
+import hashlib
 import json
 import logging
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from multiprocessing import get_context
 from pathlib import Path
 
 import duckdb
 import git
 
-from ingest import processes, progress
+from ingest import processes, progress, sql
 from ingest.errors import TrackerError
 from ingest.git.history import (
     INGESTER_VERSION,
@@ -29,11 +33,23 @@ from ingest.git.history import (
     open_repository,
 )
 from ingest.git.history import resolve_branch as branch_ref
-from ingest.landing.raw import Record, ensure_all_raw_tables, land_batch, latest_payloads
-from ingest.landing.runs import ingest_run
+from ingest.landing.raw import (
+    Record,
+    ensure_all_raw_tables,
+    land_records,
+    latest_payloads,
+    transaction,
+)
+from ingest.landing.runs import Counts, ingest_run
+from ingest.landing.state import StateTable
 from ingest.project import read_seed
 
 log = logging.getLogger(__name__)
+
+# the fingerprint of the seed rows each framework's landed history was walked with
+WALKS = StateTable("git_walks", key={"framework": "varchar"}, values={"fingerprint": "varchar"})
+GIT_TABLES = ("commits", "option_sets", "citations", "definitions", "declared_defaults")
+SHOWN_PATHS = 5  # missing files named in the log line; meta.runs names them all
 
 
 def frameworks() -> dict[str, dict[str, str]]:
@@ -61,6 +77,17 @@ def config_sources(framework: str) -> tuple[ConfigSource, ...]:
         for r in read_seed("config_sources")
         if r["framework"] == framework
     )
+
+
+def fingerprint(framework: str) -> str:
+    """What a walk yields besides the history itself: the framework's algorithm locations and
+    config sources (in any order) and the miner's version, which may read them differently."""
+    rows = {
+        "miner": INGESTER_VERSION,
+        "locations": sorted(astuple(loc) for loc in locations(framework)),
+        "config_sources": sorted(astuple(src) for src in config_sources(framework)),
+    }
+    return hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
 
 
 def cache_dir() -> Path:
@@ -92,17 +119,34 @@ def _latest(con: duckdb.DuckDBPyConnection, table: str, framework: str, also: st
     return [json.loads(p) for _, p in latest_payloads(con, table, where, [framework])]
 
 
-def resume_state(con: duckdb.DuckDBPyConnection, repo: git.Repo, framework: str, ref: str):
-    """The state after the last landed commit, or a fresh state if there is none (or it is gone)."""
+def why_again(con: duckdb.DuckDBPyConnection, framework: str, current: str, again: bool) -> str:
+    """Why the landed history must be mined again from scratch ('' if it need not): asked to,
+    or its seed rows are not those it was walked with."""
+    if again:
+        return "--again was given"
+    WALKS.ensure(con)
+    walked = WALKS.get(con, framework=framework)
+    if walked is None:
+        return "no fingerprint of its location rows was kept with its walk"
+    if walked["fingerprint"] != current:
+        return "its location rows changed since the last walk"
+    return ""
+
+
+def resume_state(
+    con: duckdb.DuckDBPyConnection, repo: git.Repo, framework: str, ref: str, again: str = ""
+) -> tuple[State, str | None, str]:
+    """The state after the last landed commit and that commit; or a fresh state and None, with
+    why the landed rows are replaced ('' when there are none)."""
     landed = _latest(con, "git__commits", framework)
     if not landed:
-        return State(), None
+        return State(), None, ""
     last = max(landed, key=lambda c: c["position"])
-    if not repo.is_ancestor(last["sha"], ref):
-        log.warning(
-            "%s: %s is no longer on main; walking the whole history", framework, last["sha"][:12]
-        )
-        return State(), None
+    if not again and not repo.is_ancestor(last["sha"], ref):
+        again = f"{last['sha'][:12]} is no longer on main"
+    if again:
+        log.info("%s: %s; mining its whole history again", framework, again)
+        return State(), None, again
     listing = repo.git.ls_tree("-r", "-z", last["sha"])
     files = {}
     for entry in filter(None, listing.split("\x00")):
@@ -113,7 +157,7 @@ def resume_state(con: duckdb.DuckDBPyConnection, repo: git.Repo, framework: str,
     citations = {}
     for fact in _latest(con, "git__citations", framework, "and payload ->> 'removed_sha' is null"):
         citations[(fact["path"], fact["arxiv_id"])] = fact
-    return State(position=last["position"], files=files, citations=citations), last["sha"]
+    return State(position=last["position"], files=files, citations=citations), last["sha"], ""
 
 
 @dataclass
@@ -127,17 +171,26 @@ class Plan:
     state: State
     after: str | None  # the last landed commit, or None for a full walk
     started: float
+    fingerprint: str  # of the seed rows this walk reads
+    again: str = ""  # why the walk replaces the framework's landed rows ('' if it adds to them)
 
 
-def plan(con: duckdb.DuckDBPyConnection, framework: str, source: str | None) -> Plan:
-    """Clone or fetch the repository and find where the last run stopped."""
+def plan(
+    con: duckdb.DuckDBPyConnection, framework: str, source: str | None, again: bool = False
+) -> Plan:
+    """Clone or fetch the repository and find where the last run stopped, or that the history
+    must be walked again from its root."""
     seed = frameworks()[framework]
     started = time.monotonic()
     repo = repository(framework, source or seed["repository_url"], seed["main_branch"])
     ref = branch_ref(repo, seed["main_branch"])
     ensure_all_raw_tables(con)
-    state, after = resume_state(con, repo, framework, ref)
-    return Plan(framework, repo.git_dir, seed["main_branch"], ref, state, after, started)
+    seeds = fingerprint(framework)
+    why = why_again(con, framework, seeds, again)
+    state, after, why = resume_state(con, repo, framework, ref, why)
+    return Plan(
+        framework, repo.git_dir, seed["main_branch"], ref, state, after, started, seeds, why
+    )
 
 
 def mine(plan: Plan) -> Mined:
@@ -163,12 +216,15 @@ class FrameworkSummary:
     citation_changes: int
     definitions_at_the_snapshot: int
     missing_blobs_skipped: int
+    mined_again: str  # why its earlier rows were replaced, or "no"
     seconds: float
     run: str
 
 
 def land(con: duckdb.DuckDBPyConnection, plan: Plan, mined: Mined) -> FrameworkSummary:
-    """Land what the walk found."""
+    """Land what the walk found in one transaction: the five entities, the fingerprint of the
+    seed rows it read and, for a walk from the root over landed rows, the removal of every
+    record it no longer yields. A run that fails anywhere leaves the warehouse as it was."""
     framework, origin = plan.framework, frameworks()[plan.framework]["repository_url"]
 
     def records(items, key):
@@ -177,15 +233,27 @@ def land(con: duckdb.DuckDBPyConnection, plan: Plan, mined: Mined) -> FrameworkS
     def citation_key(c):
         return f"{framework}:{c['arxiv_id']}:{c['path']}:{c['first_seen_sha']}"
 
+    sha_key = lambda item: f"{framework}:{item['sha']}"  # noqa: E731
     # a citation opened and closed within one run lands once, in its final state
     citations = {citation_key(c): c for c in mined.citations}
+    batches = {
+        "option_sets": records(mined.option_sets, sha_key),
+        "citations": records(citations.values(), citation_key),
+        "definitions": records(mined.definitions, sha_key),
+        "declared_defaults": records(mined.declared_defaults, sha_key),
+        "commits": records(mined.commits, sha_key),
+    }
     with ingest_run(con, "git", f"ingest frameworks {framework}") as run:
-        sha_key = lambda item: f"{framework}:{item['sha']}"  # noqa: E731
-        land_batch(con, run, "git", "option_sets", records(mined.option_sets, sha_key))
-        land_batch(con, run, "git", "citations", records(citations.values(), citation_key))
-        land_batch(con, run, "git", "definitions", records(mined.definitions, sha_key))
-        land_batch(con, run, "git", "declared_defaults", records(mined.declared_defaults, sha_key))
-        land_batch(con, run, "git", "commits", records(mined.commits, sha_key))  # cursor last
+        run.notes += _notes(plan, mined)
+        counts = Counts()
+        WALKS.ensure(con)
+        with transaction(con):
+            for entity, batch in batches.items():
+                counts.add(land_records(con, run, "git", entity, batch))
+            if plan.again:
+                _forget_all_but(con, framework, {e: {r.key for r in b} for e, b in batches.items()})
+            WALKS.put(con, {"framework": framework}, fingerprint=plan.fingerprint)
+        run.counts.add(counts)
     return FrameworkSummary(
         framework,
         len(mined.commits),
@@ -193,29 +261,69 @@ def land(con: duckdb.DuckDBPyConnection, plan: Plan, mined: Mined) -> FrameworkS
         len(citations),
         sum(len(d["definitions"]) for d in mined.definitions),
         len(mined.missing_blobs),
+        plan.again or "no",
         round(time.monotonic() - plan.started, 1),
         run.run_id,
     )
 
 
-def ingest(con: duckdb.DuckDBPyConnection, framework: str, source: str | None) -> FrameworkSummary:
-    """Mine one framework and land what is new."""
-    chosen = plan(con, framework, source)
+def _forget_all_but(
+    con: duckdb.DuckDBPyConnection, framework: str, kept: dict[str, set[str]]
+) -> None:
+    """Remove every version of the framework's git records whose key the new walk did not
+    yield, per entity (an option set at a commit that no longer touches a location, a
+    definition read at an older head): what is left, at its latest version, is exactly what
+    the walk found."""
+    for entity in GIT_TABLES:
+        table = sql.raw_table(f"git__{entity}")
+        con.execute(
+            f"delete from raw.{table} where payload ->> 'framework' = ? "
+            "and record_key not in (select unnest(?::varchar[]))",
+            [framework, sorted(kept[entity])],
+        )
+
+
+def _notes(plan: Plan, mined: Mined) -> list[str]:
+    """What meta.runs says besides the counts: a re-mine and why, and the files skipped."""
+    notes = []
+    if plan.again:
+        notes.append(f"mined again from the root, replacing its earlier rows: {plan.again}")
+    if mined.missing_blobs:
+        paths = sorted(mined.missing_paths)
+        log.warning(
+            "%s: %d file version(s) missing from the repository were skipped, at %d path(s): %s",
+            plan.framework,
+            len(mined.missing_blobs),
+            len(paths),
+            ", ".join(paths[:SHOWN_PATHS]) + (", ..." if len(paths) > SHOWN_PATHS else ""),
+        )
+        notes.append(
+            f"{len(mined.missing_blobs)} file version(s) missing from the repository skipped, "
+            f"at: {', '.join(paths)}"
+        )
+    return notes
+
+
+def ingest(
+    con: duckdb.DuckDBPyConnection, framework: str, source: str | None, again: bool = False
+) -> FrameworkSummary:
+    """Mine one framework and land what is new (with ``again``, its whole history anew)."""
+    chosen = plan(con, framework, source, again)
     return land(con, chosen, mine(chosen))
 
 
 def ingest_all(
-    con: duckdb.DuckDBPyConnection, sources: dict[str, str | None], jobs: int
+    con: duckdb.DuckDBPyConnection, sources: dict[str, str | None], jobs: int, again: bool = False
 ) -> Iterator[tuple[str, FrameworkSummary | TrackerError]]:
     """Ingest several frameworks, walking up to ``jobs`` histories at once in worker processes
     (the walks are independent and CPU-bound); only this process writes the warehouse.
     Yields each framework's summary, or the error that stopped it (the others go on). However
     this process ends, its workers end with it (ingest/processes.py); their progress is shown
-    here (ingest/progress.py)."""
+    here (ingest/progress.py). With ``again`` each is mined from its root anew."""
     plans = {}
     for name, source in sources.items():
         try:
-            plans[name] = plan(con, name, source)
+            plans[name] = plan(con, name, source, again)
         except TrackerError as exc:
             yield name, exc
     if jobs <= 1 or len(plans) <= 1:

@@ -134,21 +134,68 @@ def resolve_branch(repo: git.Repo, branch: str) -> str | None:
     return None
 
 
-def first_parent_commits(repo: git.Repo, ref: str, after: str | None = None) -> Iterator[Commit]:
-    """Every first-parent commit of ``ref`` (after ``after``), oldest first, with its changes."""
-    span = f"{after}..{ref}" if after else ref
-    out = repo.git.log(
-        "--first-parent",
-        "--diff-merges=first-parent",
-        "--raw",
-        "-M",
-        "--root",
-        "--no-abbrev",
-        "-z",
-        "--reverse",
-        f"--format={FORMAT}",
-        span,
+LOG = ("--first-parent", "--diff-merges=first-parent", "--raw", "--root", "--no-abbrev", "-z")
+GITLINK = "160000"  # a submodule's commit: no file content in this repository
+
+
+def git_output(repo: git.Repo, *args: str, stdin: str = "") -> str:
+    """One git command's output; its failure a GitCommandError with git's own words."""
+    command = ["git", f"--git-dir={repo.git_dir}", *args]
+    done = subprocess.run(
+        command, input=stdin, capture_output=True, encoding="utf-8", errors="replace"
     )
+    if done.returncode:
+        raise git.GitCommandError(command, done.returncode, done.stderr)
+    return done.stdout
+
+
+def missing_objects(repo: git.Repo, ref: str) -> frozenset[str]:
+    """The objects ``ref``'s history names that the store lacks (a partial clone, a mirror
+    without its large files), listed without reading or fetching any of them."""
+    listing = git_output(repo, "rev-list", "--objects", "--missing=print", ref)
+    return frozenset(line[1:] for line in listing.splitlines() if line.startswith("?"))
+
+
+def first_parent_commits(
+    repo: git.Repo, ref: str, after: str | None = None, absent: frozenset[str] = frozenset()
+) -> Iterator[Commit]:
+    """Every first-parent commit of ``ref`` (after ``after``), oldest first, with its changes.
+
+    Renames are git's (``-M``), which compares the contents of the files a commit deletes and
+    adds. Where the store lacks one of those (``absent``) git would stop, or in a partial clone
+    try to fetch it: that commit's renames are paired by blob id alone, the others' are git's.
+    """
+    span = f"{after}..{ref}" if after else ref
+    if not absent:
+        yield from _parsed(
+            git_output(repo, "log", *LOG, "-M", "--reverse", f"--format={FORMAT}", span)
+        )
+        return
+    plain = list(
+        _parsed(
+            git_output(repo, "log", *LOG, "--no-renames", "--reverse", f"--format={FORMAT}", span)
+        )
+    )
+    compared = [c.sha for c in plain if _compared(c, absent)]
+    renamed = {}
+    if compared:
+        out = git_output(
+            repo,
+            "log",
+            *LOG,
+            "-M",
+            "--no-walk=unsorted",
+            "--stdin",
+            f"--format={FORMAT}",
+            stdin="".join(f"{sha}\n" for sha in compared),
+        )
+        renamed = {c.sha: c for c in _parsed(out)}
+    for commit in plain:
+        yield renamed.get(commit.sha) or _renamed_by_blob(commit)
+
+
+def _parsed(out: str) -> Iterator[Commit]:
+    """Commits of ``git log --raw -z`` output; a submodule's side of a change has no blob."""
     for block in out.split("\x1e")[1:]:
         header, _, raw = block.partition("\n")
         sha, parents, author, committed_at, subject = header.split("\x1f", 4)
@@ -163,7 +210,7 @@ def first_parent_commits(repo: git.Repo, ref: str, after: str | None = None) -> 
         fields = raw.strip("\x00\n").split("\x00")
         i = 0
         while i < len(fields) and fields[i].startswith(":"):
-            _, _, old_blob, new_blob, status = fields[i][1:].split(" ")
+            old_mode, new_mode, old_blob, new_blob, status = fields[i][1:].split(" ")
             kind = status[0]
             if kind in "RC":
                 old_path, new_path, i = fields[i + 1], fields[i + 2], i + 3
@@ -176,22 +223,58 @@ def first_parent_commits(repo: git.Repo, ref: str, after: str | None = None) -> 
                     kind,
                     None if kind == "A" else old_path,
                     None if kind == "D" else new_path,
-                    None if old_blob == null else old_blob,
-                    None if new_blob == null else new_blob,
+                    None if old_blob == null or old_mode == GITLINK else old_blob,
+                    None if new_blob == null or new_mode == GITLINK else new_blob,
                 )
             )
         yield commit
 
 
+def _rename_candidates(commit: Commit) -> list[Change]:
+    """The deleted and added files git compares for renames: those its exact renames (same
+    blob id) leave unpaired, when both kinds are left."""
+    added = [ch for ch in commit.changes if ch.status == "A"]
+    deleted = [ch for ch in commit.changes if ch.status == "D"]
+    blobs = {ch.new_blob for ch in added} & {ch.old_blob for ch in deleted}
+    deleted = [ch for ch in deleted if ch.old_blob not in blobs]
+    added = [ch for ch in added if ch.new_blob not in blobs]
+    return deleted + added if deleted and added else []
+
+
+def _compared(commit: Commit, absent: frozenset[str]) -> bool:
+    """Whether git compares contents to find this commit's renames, all of which it has."""
+    candidates = _rename_candidates(commit)
+    return bool(candidates) and not any(
+        ch.old_blob in absent or ch.new_blob in absent for ch in candidates
+    )
+
+
+def _renamed_by_blob(commit: Commit) -> Commit:
+    """The commit with each deleted file whose blob a file it adds has paired as a rename."""
+    added: dict[str, list[Change]] = {}
+    for ch in commit.changes:
+        if ch.status == "A" and ch.new_blob:
+            added.setdefault(ch.new_blob, []).append(ch)
+    paired, changes = set(), []
+    for ch in commit.changes:
+        if ch.status == "D" and ch.old_blob and added.get(ch.old_blob):
+            new = added[ch.old_blob].pop(0)
+            paired.add(id(new))
+            changes.append(Change("R", ch.old_path, new.new_path, ch.old_blob, new.new_blob))
+        else:
+            changes.append(ch)
+    kept = [ch for ch in changes if id(ch) not in paired]
+    return Commit(
+        commit.sha, commit.parents, commit.author, commit.committed_at, commit.pr_number, kept
+    )
+
+
 def blob_sizes(repo: git.Repo, blobs: set[str]) -> dict[str, int | None]:
-    """Each blob's size, None where the store lacks it: one ``git cat-file --batch-check``."""
-    listing = subprocess.run(
-        ["git", f"--git-dir={repo.git_dir}", "cat-file", "--batch-check"],
-        input="".join(f"{b}\n" for b in sorted(blobs)),
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    """Each blob's size, None where the store lacks it: one ``git cat-file --batch-check``
+    (given only blobs the store has: in a partial clone git would try to fetch the others)."""
+    listing = git_output(
+        repo, "cat-file", "--batch-check", stdin="".join(f"{b}\n" for b in sorted(blobs))
+    )
     sizes: dict[str, int | None] = {}
     for line in listing.splitlines():
         sha, kind, *size = line.split()
@@ -217,6 +300,7 @@ class Mined:
     definitions: list[dict] = field(default_factory=list)  # at the last commit walked
     declared_defaults: list[dict] = field(default_factory=list)  # per commit that changed one
     missing_blobs: set[str] = field(default_factory=set)
+    missing_paths: set[str] = field(default_factory=set)  # where the missing blobs were met
 
 
 class Miner:
@@ -238,6 +322,7 @@ class Miner:
         self.last_text: tuple[str | None, str | None] = (None, None)
         # per config file: the last blob read, its declaration lines and what it declares
         self.declared: dict[str, tuple[str, tuple[str, ...], dict]] = {}
+        self.absent: frozenset[str] = frozenset()  # objects the store lacks
         self.mined = Mined()
 
     def locations_of(self, path: str) -> tuple[Location, ...]:
@@ -246,12 +331,13 @@ class Miner:
         return self.where[path]
 
     def run(self, ref: str, state: State, after: str | None = None) -> Mined:
-        commits = list(first_parent_commits(self.repo, ref, after))
+        self.absent = missing_objects(self.repo, ref)
+        commits = list(first_parent_commits(self.repo, ref, after, self.absent))
         blobs = {b for c in commits for ch in c.changes for b in (ch.old_blob, ch.new_blob) if b}
         # a resumed walk reads the location files it starts with too: a commit that changes one
         # of them re-reads them all, and an unread file would drop its options from that set
         blobs |= {b for path, b in state.files.items() if self.locations_of(path)}
-        self.sizes = blob_sizes(self.repo, blobs)
+        self.sizes = self.sizes_of(blobs)
         for done, commit in enumerate(commits, start=1):
             self.commit(commit, state)
             progress.update(self.framework, done, len(commits), "commits walked")
@@ -270,10 +356,10 @@ class Miner:
         chosen = {path: syntax for path, syntax in chosen.items() if syntax}
         unknown = {state.files[p] for p in chosen} - self.sizes.keys()
         if unknown:
-            self.sizes.update(blob_sizes(self.repo, unknown))
+            self.sizes.update(self.sizes_of(unknown))
         files, unreadable = [], []
         for path, syntax in chosen.items():
-            text = self.text(state.files[path])
+            text = self.text(state.files[path], path)
             if text is None:
                 unreadable.append({"path": path, "error": "missing, binary or too large"})
             else:
@@ -288,6 +374,13 @@ class Miner:
             "parse_failures": sorted(failures + unreadable, key=lambda f: f["path"]),
         }
 
+    def sizes_of(self, blobs: set[str]) -> dict[str, int | None]:
+        """Each blob's size, None for one the store lacks (never asked of git)."""
+        present = blobs - self.absent
+        return {b: None for b in blobs - present} | (
+            blob_sizes(self.repo, present) if present else {}
+        )
+
     def source_of(self, path: str | None) -> ConfigSource | None:
         return next((s for s in self.sources if path and s.match(path)), None)
 
@@ -298,7 +391,7 @@ class Miner:
         cached = self.declared.get(path)
         if cached and cached[0] == blob:
             return cached[2]
-        text = self.text(blob)
+        text = self.text(blob, path)
         if text is None:
             return None
         lines = _declaration_lines(text, syntax)
@@ -344,8 +437,11 @@ class Miner:
         for ch in commit.changes:
             if ch.old_path:
                 state.files.pop(ch.old_path, None)
-            if ch.new_path:
+            if ch.new_path and ch.new_blob:  # a submodule is no file of this repository
                 state.files[ch.new_path] = ch.new_blob
+            if ch.new_blob in self.absent:
+                self.mined.missing_blobs.add(ch.new_blob)
+                self.mined.missing_paths.add(ch.new_path)
             at_location = any(self.locations_of(p) for p in (ch.old_path, ch.new_path) if p)
             touched |= at_location
             if at_location and ch.status == "R":
@@ -382,32 +478,39 @@ class Miner:
                 "touches_location": touched,
                 # files it changed whose content is not in the store (a partial clone or mirror)
                 "unreadable_paths": sorted(
-                    ch.new_path for ch in commit.changes if ch.new_blob in self.mined.missing_blobs
+                    ch.new_path for ch in commit.changes if ch.new_blob in self.absent
                 ),
             }
         )
 
-    def text(self, blob: str) -> str | None:
-        """The blob as text; None if binary or too large, or (noted as missing) not in the store."""
-        if self.last_text[0] == blob:  # several locations may read one file in a row
-            return self.last_text[1]
-        size, text = self.sizes.get(blob), None
+    def text(self, blob: str, path: str) -> str | None:
+        """The blob (at ``path``) as text; None if binary or too large, or (noted as missing,
+        with the path) not in the store."""
+        if self.last_text[0] != blob:  # several locations may read one file in a row
+            self.last_text = (blob, self._read_blob(blob))
+        if blob in self.mined.missing_blobs:
+            self.mined.missing_paths.add(path)
+        return self.last_text[1]
+
+    def _read_blob(self, blob: str) -> str | None:
+        size = self.sizes.get(blob)
         if size is None:
             self.mined.missing_blobs.add(blob)
-        elif size <= MAX_TEXT_BYTES:
-            try:
-                data = self.repo.odb.stream(bytes.fromhex(blob)).read()
-                text = None if b"\x00" in data[:8192] else data.decode("utf-8", errors="replace")
-            except (ValueError, git.BadObject, git.BadName, OSError):
-                self.mined.missing_blobs.add(blob)
-        self.last_text = (blob, text)
-        return text
+            return None
+        if size > MAX_TEXT_BYTES:
+            return None
+        try:
+            data = self.repo.odb.stream(bytes.fromhex(blob)).read()
+        except (ValueError, git.BadObject, git.BadName, OSError):
+            self.mined.missing_blobs.add(blob)
+            return None
+        return None if b"\x00" in data[:8192] else data.decode("utf-8", errors="replace")
 
     def arxiv_ids(self, blob: str | None, path: str) -> frozenset[str]:
         if blob is None or not is_text_path(path):
             return frozenset()
         if blob not in self.ids:
-            text = self.text(blob)
+            text = self.text(blob, path)
             self.ids[blob] = frozenset(ARXIV_ID.findall(text or ""))
         return self.ids[blob]
 
@@ -436,7 +539,7 @@ class Miner:
         """Observations of one location in one file, or the reason it could not be read."""
         key = (blob, loc.extractor, loc.selector, loc.field)
         if key not in self.readings:
-            text = self.text(blob)
+            text = self.text(blob, path)
             if text is None:
                 why = (
                     "missing from the repository"

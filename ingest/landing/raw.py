@@ -14,7 +14,7 @@ re-landing an old snapshot after a live fetch never hides the newer record.
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -121,21 +121,44 @@ def land_batch(
     The batch is streamed in chunks, but it commits only when the iterator is exhausted: an
     exception anywhere (in the source, in validation, in the write) leaves nothing of it.
     """
-    table = sql.raw_table(f"{source}__{entity}")
-    validation.require_suite(table)
-    ensure_meta(con)
-    ensure_raw_table(con, table)
-    counts = Counts()
+    with transaction(con):
+        counts = land_records(con, run, source, entity, records, chunk_size, chunk_bytes)
+    run.counts.add(counts)
+    return counts
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """One transaction: what is written inside commits together, or (on any exception) not."""
     con.begin()
     try:
-        for chunk in chunks(map(_envelope, records), chunk_size, chunk_bytes):
-            counts.add(_land_chunk(con, run, source, table, chunk))
+        yield
         con.commit()
     except BaseException:
         with suppress(duckdb.Error):  # a failed write may have ended the transaction already
             con.rollback()
         raise
-    run.counts.add(counts)
+
+
+def land_records(
+    con: duckdb.DuckDBPyConnection,
+    run: Run,
+    source: str,
+    entity: str,
+    records: Iterable[Record],
+    chunk_size: int = 20_000,
+    chunk_bytes: int = 16_000_000,
+) -> Counts:
+    """Validate and write one batch inside the caller's ``transaction``, so several batches
+    (and what else the caller writes) land together; the caller adds the counts to the run
+    once it commits."""
+    table = sql.raw_table(f"{source}__{entity}")
+    validation.require_suite(table)
+    ensure_meta(con)
+    ensure_raw_table(con, table)
+    counts = Counts()
+    for chunk in chunks(map(_envelope, records), chunk_size, chunk_bytes):
+        counts.add(_land_chunk(con, run, source, table, chunk))
     return counts
 
 
