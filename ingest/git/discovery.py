@@ -54,6 +54,7 @@ from ingest.git.history import (
     MAX_TEXT_BYTES,
     blob_sizes,
     first_parent_commits,
+    missing_objects,
 )
 
 log = logging.getLogger(__name__)
@@ -671,14 +672,15 @@ class Discoverer:
 
     def run(self, ref: str, after: str | None = None) -> Found:
         """Read the history (after ``after`` only, for a refresh's new commits)."""
-        commits = list(first_parent_commits(self.repo, ref, after))
+        absent = missing_objects(self.repo, ref)  # never asked of git: it would stop or fetch
+        commits = list(first_parent_commits(self.repo, ref, after, absent))
         blobs = {
             ch.new_blob
             for c in commits
             for ch in c.changes
             if ch.new_blob and ch.new_path and language(ch.new_path)
         }
-        sizes = blob_sizes(self.repo, blobs)
+        sizes = {b: None for b in blobs & absent} | blob_sizes(self.repo, blobs - absent)
         wanted = [  # the order the walk first asks for each readable blob
             ch.new_blob
             for c in commits
