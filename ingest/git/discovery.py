@@ -144,7 +144,7 @@ class Vocabulary:
                     vocab.choice_leaves.add(name)
             elif method != "not_a_method" and row.get("tier") != "recipe":
                 vocab.switches.setdefault(name, {}).setdefault(method, set()).add(where)
-                for word in _name_words(name):
+                for word in _name_words(name) if ":" not in name else ():  # not behaviour:
                     vocab.switch_words.setdefault(word, {}).setdefault(method, set()).add(where)
         return vocab
 
@@ -175,7 +175,8 @@ class Vocabulary:
             found: dict[str, set[str]] = {}
             for word in _name_words(key):
                 methods = self.switch_words.get(word, {})
-                if len(word) >= 4 and len(methods) == 1:
+                # a word two frameworks use for one method's switches, and no other method's
+                if len(word) >= 4 and len(methods) == 1 and len(min(methods.values())) >= 2:
                     for method, where in methods.items():
                         found.setdefault(method, set()).update(where)
             self._worded[key] = found if len(found) == 1 else {}
@@ -218,7 +219,9 @@ class Vocabulary:
         for name in self.switches.keys() | self.choice_leaves:
             words.add(name.split(".")[0])
         words |= {
-            w for w, methods in self.switch_words.items() if len(w) >= 4 and len(methods) == 1
+            w
+            for w, methods in self.switch_words.items()
+            if len(w) >= 4 and len(methods) == 1 and len(min(methods.values())) >= 2
         }
         words |= {
             value for (_, value), methods in self.pairs.items() if set(methods) - {"not_a_method"}
