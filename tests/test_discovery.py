@@ -16,7 +16,7 @@ from ingest.git.history import open_repository
 from ingest.landing.raw import ensure_all_raw_tables
 from tests.conftest import dated_commits
 from tests.test_pool import project as pool_project
-from tracker import discover
+from tracker import discover, site
 from tracker.build import dbt_command
 
 # a SYNTHETIC vocabulary: two other frameworks' reviewed rows and a catalog of synthetic methods
@@ -290,10 +290,15 @@ def test_a_framework_added_with_only_its_repository_row_gets_its_landings(tmp_pa
         waiting = con.execute(
             "select item_id from intermediate.labels_needed where review = 'options'"
         ).fetchall()
+        site.write(con, tmp_path / "site")
     finally:
         con.close()
     assert landed == [("synthetic_m1", "2025-02-01"), ("synthetic_m2", "2025-03-01")]
     assert waiting == [("SynthNew:TrainConfig.loss=mystery",)]
+    # What's new lists it as found, waiting for review
+    page = (tmp_path / "site" / "whats-new.html").read_text()
+    assert "Found, waiting for review (1)" in page
+    assert "SynthNew: <code>TrainConfig.loss = mystery</code>, first seen 2025-03-01" in page
 
 
 def test_a_value_no_catalog_method_names_is_queued_with_the_paper_its_file_cites(tmp_path):

@@ -235,6 +235,19 @@ def rows(con, sql: str, params: list | dict | None = None) -> list[dict]:
     return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
 
 
+def waiting_options(con) -> list[dict]:
+    """Options discovery found that nobody has mapped yet (intermediate.labels_needed, review
+    `options`): listed as found, waiting for review; none when the warehouse has no queue."""
+    try:
+        return rows(
+            con,
+            "select framework, title, opened_on, suggestion from intermediate.labels_needed "
+            "where review = 'options' order by framework, opened_on desc, title",
+        )
+    except duckdb.CatalogException:
+        return []
+
+
 def file_names(con, sql: str, what: str) -> list[str]:
     """Names that become page file names, each checked to be safe as one."""
     names = [n for (n,) in con.execute(sql).fetchall()]
@@ -592,7 +605,12 @@ def fill(
     pages = {"index.html": ("home.html", {**home(con), "downloads": downloads})}
     pages["whats-new.html"] = (
         "whats-new.html",
-        {"title": "What's new", "history": history, "method_ids": set(method_ids)},
+        {
+            "title": "What's new",
+            "history": history,
+            "method_ids": set(method_ids),
+            "waiting": waiting_options(con),
+        },
     )
     pages["frameworks/index.html"] = ("frameworks.html", framework_index(con))
     for method_id in method_ids:
