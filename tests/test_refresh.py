@@ -352,3 +352,41 @@ def test_the_command_says_what_a_bad_repo_option_lacks():
 
     done = tracker("refresh", "--repo", "verl")
     assert done.returncode == 2 and "give NAME=PATH_OR_URL" in done.stderr
+
+
+def test_a_refresh_finds_a_new_location_in_the_new_commits_and_queues_its_options(
+    tmp_path, monkeypatch
+):
+    """A commit adds a registry no row reads (SYNTHETIC): the next offline refresh adds it as a
+    discovered row, mines it, says so in the framework's row, and its option waits for review
+    instead of stopping the build."""
+    history(tmp_path / "verl")
+    copy = pool_project(tmp_path)
+    monkeypatch.setattr(project, "SEEDS", copy / "seeds")
+    monkeypatch.setenv("TRACKER_WAREHOUSE", str(tmp_path / "wh" / "tracker.duckdb"))
+    repos, release = {"verl": str(tmp_path / "verl")}, tmp_path / "out" / "release"
+
+    def again() -> refresh.Refreshed:
+        return refresh.refresh(["verl"], repos, release, offline=True, pause=0.0, project=copy)
+
+    assert again().exit_code == 0
+    repo = git.Repo(tmp_path / "verl")
+    extra = tmp_path / "verl" / "verl" / "trainer" / "ppo" / "extra.py"
+    extra.write_text('@register_adv_fn("synthetic_m2")\ndef x(): ...\n')
+    repo.index.add(["verl/trainer/ppo/extra.py"])
+    when = "2025-11-02T12:00:00+00:00"
+    with repo.git.custom_environment(GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when):
+        repo.git.commit("-m", "2025-11-02")
+    done = again()
+    assert done.exit_code == 0, done.build_error
+    row = by_source(done)["frameworks: verl"]
+    assert "1 new locations found (waiting for review)" in row.fetched
+    assert row.to_label == {"options": 1}
+    discovered = [
+        (r["path_pattern"], r["extractor"], r["selector"])
+        for r in project.read_seed("algorithm_locations")
+        if r["origin"] == "discovered"
+    ]
+    assert discovered == [("verl/trainer/ppo/extra.py", "registry", "register_adv_fn")]
+    assert again().exit_code == 0  # found once: nothing new the next time
+    assert [r for r in project.read_seed("algorithm_locations") if r["origin"] == "discovered"]

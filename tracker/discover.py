@@ -23,11 +23,12 @@ from pathlib import Path
 
 import duckdb
 
+from ingest import project
 from ingest.errors import TrackerError
 from ingest.git import discovery, frameworks, proposals
 from ingest.git.history import resolve_branch
 from ingest.landing.raw import latest_payloads
-from ingest.project import SEEDS, read_seed
+from ingest.project import read_seed
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,8 @@ class Summary:
         )
 
 
-def run(framework: str, source: str | None, accept: str, seeds: Path = SEEDS) -> Summary:
+def run(framework: str, source: str | None, accept: str, seeds: Path | None = None) -> Summary:
+    seeds = seeds or project.SEEDS  # read when called: tests point it at a copy
     if accept not in ACCEPT:
         raise TrackerError(f"--accept must be one of {', '.join(ACCEPT)}, not {accept!r}")
     known = frameworks.frameworks()
@@ -98,12 +100,13 @@ class Found:
 
 
 def discover_new(
-    con: duckdb.DuckDBPyConnection, framework: str, source: str | None, seeds: Path = SEEDS
+    con: duckdb.DuckDBPyConnection, framework: str, source: str | None, seeds: Path | None = None
 ) -> Found | None:
     """Discovery over the commits a refresh is about to mine (after the last landed one): new
     candidate locations (none of the framework's rows reads them) are added as discovered rows,
     their values queued for review; nothing is accepted and no earlier row changes. None when
     the framework was never mined (`tracker discover` reads a whole history)."""
+    seeds = seeds or project.SEEDS  # read when called: tests point it at a copy
     landed = (
         latest_payloads(con, "git__commits", "where payload ->> 'framework' = ?", [framework])
         if _has_commits(con)
@@ -272,10 +275,11 @@ def _replace(seeds: Path, seed: str, drop: Callable[[dict], bool], new: list[dic
             os.unlink(temp)
 
 
-def queue_unmapped(options: list[tuple[str, str, str]], seeds: Path = SEEDS) -> list[str]:
+def queue_unmapped(options: list[tuple[str, str, str]], seeds: Path | None = None) -> list[str]:
     """Options the unmapped gate named: each with discovery's suggested mapping (the other
     frameworks' rows and the catalog as vocabulary), added to seeds/option_suggestions.csv so
     `tracker label options` asks about them; one line each, for the error."""
+    seeds = seeds or project.SEEDS  # read when called: tests point it at a copy
     vocab = discovery.Vocabulary.build(
         _rows(seeds, "option_names"), _rows(seeds, "method_catalog"), leave_out=""
     )
