@@ -300,21 +300,24 @@ def language(path: str) -> str | None:
     return SUFFIXES.get(pure.suffix)
 
 
-def python_candidates(text: str, lines: list[int]) -> list[Candidate]:
+def python_candidates(
+    text: str, lines: list[int], known: frozenset[str] | set[str] = frozenset()
+) -> list[Candidate]:
     """Every class field, flag, registry, enum, dict registry and comparison of one module
     whose statement spans one of ``lines`` (those naming a word of the vocabulary: whatever
     else a module holds cannot be relevant, and is not visited).
 
     A module is read one top-level statement at a time, and only the statements holding one of
     ``lines``; a statement's reading is cached by its text, so a new version of a large module
-    costs the statements that changed. Where statements cannot be told apart (a statement does
-    not parse alone), the whole module is read."""
+    costs the statements that changed, and a statement in ``known`` (as it stood before a
+    refresh's commits) is not read at all. Where statements cannot be told apart (a statement
+    does not parse alone), the whole module is read."""
     found: list[Candidate] = []
     try:
         for start, chunk in _statements(text):
             end = start + chunk.count("\n")
             inside = tuple(n - start + 1 for n in lines if start <= n <= end)
-            if inside:
+            if inside and chunk not in known:
                 found += _statement_candidates(chunk, inside)
     except ExtractionError:
         try:
@@ -604,6 +607,7 @@ class Discoverer:
         self.cache: dict[str, tuple[list[Candidate], frozenset[str]]] = {}
         self.by_lines: dict[tuple[str, str], list[Candidate]] = {}
         self.lines: dict[str, frozenset[str]] = {}  # blob → its lines, for the next version
+        self.known: set[str] = set()  # statements as they stood before a refresh's commits
         self.found = Found()
 
     def read(
@@ -666,7 +670,7 @@ class Discoverer:
         if key not in self.by_lines:
             self.found.blobs_read += 1
             read = (
-                python_candidates(text, lines)
+                python_candidates(text, lines, self.known)
                 if kind == "python"
                 else document_candidates(text, kind)
             )
@@ -675,26 +679,36 @@ class Discoverer:
 
     def run(self, ref: str, after: str | None = None) -> Found:
         """Read the history (after ``after`` only, for a refresh's new commits)."""
-        absent = missing_objects(self.repo, ref)  # never asked of git: it would stop or fetch
+        # never asked of git (it would stop, or fetch): those of the commits read only
+        absent = missing_objects(self.repo, f"{after}..{ref}" if after else ref)
         commits = list(first_parent_commits(self.repo, ref, after, absent))
-        blobs = {
-            ch.new_blob
+        readable = [  # (path, blob) in the order the walk meets them
+            (ch.new_path, ch.new_blob)
             for c in commits
             for ch in c.changes
             if ch.new_blob and ch.new_path and language(ch.new_path)
-        }
+        ]
+        # a refresh reads only what its commits add: each file as it was before them is the
+        # version the first change is compared with, holding nothing new itself
+        bases: dict[str, str] = {}
+        for c in commits if after else []:
+            for ch in c.changes:
+                if ch.old_blob and ch.old_path and language(ch.old_path):
+                    bases.setdefault(ch.old_path, ch.old_blob)
+        blobs = {b for _, b in readable} | set(bases.values())
         sizes = {b: None for b in blobs & absent} | blob_sizes(self.repo, blobs - absent)
-        wanted = [  # the order the walk first asks for each readable blob
-            ch.new_blob
-            for c in commits
-            for ch in c.changes
-            if ch.new_blob
-            and ch.new_path
-            and language(ch.new_path)
-            and sizes.get(ch.new_blob) is not None
-            and sizes[ch.new_blob] <= MAX_TEXT_BYTES
+        wanted = [
+            b
+            for b in [*bases.values(), *(b for _, b in readable)]
+            if sizes.get(b) is not None and sizes[b] <= MAX_TEXT_BYTES
         ]
         self.stream = BlobStream(self.repo.git_dir, list(dict.fromkeys(wanted)))
+        for blob in dict.fromkeys(b for b in bases.values() if b in wanted):
+            text = self.text(blob)
+            self.cache[blob] = ([], frozenset())
+            if text is not None:
+                self._remember(blob, frozenset(text.splitlines()))
+                self.known.update(chunk for _, chunk in _statements(text))
         try:
             return self._walk(commits, sizes)
         finally:
