@@ -32,6 +32,7 @@ OTHERS = [
         ("OtherA", "algo.loss_mode", "plain", "not_a_method"),
         ("OtherA", "algo.use_synth_bonus", "", "synthetic_m2"),
         ("OtherA", "kl_ctrl.type", "fixed", "synthetic_m2"),
+        ("OtherB", "Cfg.bonus_weight", "", "synthetic_m2"),
     )
 ]
 
@@ -310,3 +311,17 @@ def test_a_value_no_catalog_method_names_is_queued_with_the_paper_its_file_cites
     [newer] = [m for m in p.mappings if m.value == "newer"]
     assert (newer.method_id, newer.confident) == ("", False)
     assert newer.evidence == "its file cites arXiv 9999.00777, not in the catalog"
+
+
+def test_a_switch_named_by_a_word_two_frameworks_use_for_one_method(tmp_path):
+    # `bonus` names synthetic_m2's switches in OtherA (use_synth_bonus) and OtherB (bonus_weight)
+    text = "class ActorConfig:\n    clip_bonus_max: float = 3.0\n    lr: float = 0.1\n"
+    p = proposed(tmp_path, [("2025-03-01", "synthfw/config.py", text)])
+    assert rows(p) == {
+        ("synthfw/config.py", "field", "ActorConfig.clip_bonus_max", "ActorConfig.clip_bonus_max")
+    }
+    [m] = p.mappings
+    assert (m.method_id, m.confident) == ("synthetic_m2", True)
+    assert m.evidence == (
+        "a word of clip_bonus_max names only synthetic_m2's switches, in OtherA, OtherB"
+    )

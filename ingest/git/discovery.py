@@ -182,6 +182,14 @@ class Vocabulary:
             self._worded[key] = found if len(found) == 1 else {}
         return self._worded[key]
 
+    def switch_parts(self) -> set[str]:
+        """The words that name one method's switches in two frameworks (see ``worded``)."""
+        return {
+            w
+            for w, methods in self.switch_words.items()
+            if len(w) >= 4 and len(methods) == 1 and len(min(methods.values())) >= 2
+        }
+
     def knows_pair(self, name: str, value: str) -> bool:
         return (leaf(name), normalise(value)) in self.pairs
 
@@ -218,11 +226,7 @@ class Vocabulary:
         words = set(self.method_words())
         for name in self.switches.keys() | self.choice_leaves:
             words.add(name.split(".")[0])
-        words |= {
-            w
-            for w, methods in self.switch_words.items()
-            if len(w) >= 4 and len(methods) == 1 and len(min(methods.values())) >= 2
-        }
+        words |= self.switch_parts()
         words |= {
             value for (_, value), methods in self.pairs.items() if set(methods) - {"not_a_method"}
         }
@@ -545,13 +549,17 @@ def word_set(tokens: Iterable[str]) -> frozenset[str]:
     return frozenset(normalise(t) for t in tokens)
 
 
-def lines_naming(text: str, words: frozenset[str]) -> list[int]:
-    """The lines (1-based, sorted) holding one of ``words``, in any case."""
+def lines_naming(
+    text: str, words: frozenset[str], parts: frozenset[str] = frozenset()
+) -> list[int]:
+    """The lines (1-based, sorted) holding one of ``words``, or a name with one of ``parts``
+    between its underscores (``clip_ratio_dual``), in any case."""
     lowered = text.lower()
     out: list[int] = []
     line, last = 1, 0
     for match in WORD.finditer(lowered):
-        if match.group().replace("-", "_") in words:
+        word = match.group().replace("-", "_")
+        if word in words or ("_" in word and not parts.isdisjoint(word.split("_"))):
             line += lowered.count("\n", last, match.start())
             last = match.start()
             if not out or out[-1] != line:
@@ -603,6 +611,7 @@ class Discoverer:
     def __init__(self, repo: git.Repo, framework: str, vocab: Vocabulary):
         self.repo, self.framework, self.vocab = repo, framework, vocab
         self.words = word_set(vocab.tokens())
+        self.parts = frozenset(vocab.switch_parts())
         self.named = re.compile(recipe_pattern(vocab.method_words()))
         self.cache: dict[str, tuple[list[Candidate], frozenset[str]]] = {}
         self.by_lines: dict[tuple[str, str], list[Candidate]] = {}
@@ -631,14 +640,14 @@ class Discoverer:
         if previous is not None and before in self.cache:
             changed = "\n".join(lines ^ previous)
             if not (
-                lines_naming(changed, self.words)
+                lines_naming(changed, self.words, self.parts)
                 or "class " in changed
                 or "arxiv" in changed.lower()
             ):
                 self.cache[blob] = self.cache[before]
                 self._remember(blob, lines)
                 return self.cache[blob][0]
-        numbers = lines_naming(text, self.words)
+        numbers = lines_naming(text, self.words, self.parts)
         if numbers:
             cited = frozenset(ARXIV_ID.findall(text))
             held = self.candidates(text, kind, numbers)
