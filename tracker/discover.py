@@ -14,8 +14,6 @@ import csv
 import io
 import json
 import logging
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +27,7 @@ from ingest.git import discovery, frameworks, proposals
 from ingest.git.history import resolve_branch
 from ingest.landing.raw import latest_payloads
 from ingest.project import read_seed
+from tracker import outputs
 
 log = logging.getLogger(__name__)
 
@@ -263,16 +262,7 @@ def _replace(seeds: Path, seed: str, drop: Callable[[dict], bool], new: list[dic
     out = csv.DictWriter(buffer, columns, lineterminator="\n", restval="")
     out.writeheader()
     out.writerows([r for r in rows if not drop(r)] + new)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as target:
-            target.write(buffer.getvalue())
-            target.flush()
-            os.fsync(target.fileno())
-        os.replace(temp, path)
-    finally:
-        if os.path.exists(temp):
-            os.unlink(temp)
+    outputs.replace_text(path, buffer.getvalue())
 
 
 def queue_unmapped(options: list[tuple[str, str, str]], seeds: Path | None = None) -> list[str]:

@@ -12,7 +12,6 @@ import csv
 import io
 import os
 import sys
-import tempfile
 import termios
 import tty
 from collections import Counter
@@ -25,6 +24,7 @@ import duckdb
 import yaml
 
 from ingest.errors import TrackerError
+from tracker import outputs
 
 REVIEWS = ("papers", "failures", "proposals", "concerns", "features", "options")
 SEED = {
@@ -101,17 +101,7 @@ def append_rows(path: Path, columns: list[str], rows: list[dict[str, str]]) -> N
         old += "\n"
     buffer = io.StringIO()
     csv.DictWriter(buffer, columns, lineterminator="\n").writerows(rows)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(old + buffer.getvalue())
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    finally:
-        if os.path.exists(temp):
-            os.unlink(temp)
+    outputs.replace_text(path, old + buffer.getvalue())
 
 
 def key_columns(review: str) -> tuple[str, ...]:

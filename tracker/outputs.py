@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -141,3 +142,20 @@ def replacing(target: Path, kind: str) -> Iterator[Path]:
     finally:
         shutil.rmtree(stage, ignore_errors=True)
         shutil.rmtree(old, ignore_errors=True)
+
+
+def replace_text(path: Path, text: str) -> None:
+    """Replace a file the tracker keeps (a seed it writes) with ``text`` whole: written to a
+    temporary sibling, synced and renamed over it, so a reader or an interruption never sees
+    part of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+    finally:
+        if os.path.exists(temp):
+            os.unlink(temp)
