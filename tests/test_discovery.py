@@ -14,7 +14,7 @@ from ingest import project
 from ingest.git import discovery, frameworks, proposals
 from ingest.git.history import open_repository
 from ingest.landing.raw import ensure_all_raw_tables
-from tests.conftest import dated_commits
+from tests.conftest import dated_commits, tracker
 from tests.test_pool import project as pool_project
 from tracker import discover, site
 from tracker.build import dbt_command
@@ -325,3 +325,14 @@ def test_a_switch_named_by_a_word_two_frameworks_use_for_one_method(tmp_path):
     assert m.evidence == (
         "a word of clip_bonus_max names only synthetic_m2's switches, in OtherA, OtherB"
     )
+
+
+def test_discover_names_what_is_missing_in_one_line():
+    done = tracker("discover", "--framework", "NoSuchFramework")
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == [
+        "tracker: error: NoSuchFramework has no row in seeds/framework_repositories.csv: add its "
+        "repository first (framework, repository_url, main_branch)"
+    ]
+    bad = tracker("discover", "--framework", "verl", "--accept", "everything")
+    assert bad.returncode == 2 and "invalid choice: 'everything'" in bad.stderr
