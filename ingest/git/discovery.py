@@ -239,6 +239,7 @@ NAME_STOP_WORDS = GENERIC | {
     "policy", "ratio", "coef", "coeff", "level", "estimator", "function", "fn", "data",
     "dataset", "model", "group", "local", "global", "init", "apply", "calculate", "sample",
     "score", "scale", "reference", "token", "tokens", "reward", "rewards", "advantage", "train",
+    "stop", "dynamic", "teacher", "zero", "sync", "batch", "batching", "strings", "normalize",
 }  # fmt: skip
 
 
