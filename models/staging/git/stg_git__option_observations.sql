@@ -42,12 +42,12 @@ origins as (
     select
         f.framework,
         f.option_field,
-        bool_or(coalesce(l.origin, 'reviewed') = 'reviewed') as in_reviewed
+        bool_or(l.origin = 'reviewed') as in_reviewed
     from fields as f
-    inner join {{ ref('algorithm_locations') }} as l
+    inner join {{ ref('stg_seeds__algorithm_locations') }} as l
         on
             f.framework = l.framework
-            and f.option_field like {{ field_pattern('l.field') }} escape '\'
+            and f.option_field like {{ field_pattern('l.option_field') }} escape '\'
     group by f.framework, f.option_field
 
 ),
