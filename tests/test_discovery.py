@@ -336,3 +336,22 @@ def test_discover_names_what_is_missing_in_one_line():
     ]
     bad = tracker("discover", "--framework", "verl", "--accept", "everything")
     assert bad.returncode == 2 and "invalid choice: 'everything'" in bad.stderr
+
+
+def test_a_copy_of_another_framework_the_history_dropped_is_not_its_own(tmp_path):
+    """SYNTHETIC: a fork starts from a copy of OtherA (its folder `othera/`), then replaces it
+    with its own code; only its own code is proposed."""
+    repo_path = tmp_path / "repo"
+    copied = "class Cfg:\n    use_synth_bonus: bool = True\n"
+    own = "class Own:\n    use_synth_bonus: bool = True\n"
+    dated_commits(
+        repo_path,
+        [("2025-01-01", "othera/config.py", copied), ("2025-03-01", "synthfw/config.py", own)],
+    )
+    repo = git.Repo(repo_path)
+    repo.index.remove(["othera/config.py"], working_tree=True)
+    when = "2025-04-01T12:00:00+00:00"
+    with repo.git.custom_environment(GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when):
+        repo.git.commit("-m", "own code only")
+    found = discovery.discover(open_repository(repo_path, "main"), "refs/heads/main", "S", vocab())
+    assert {path for path, _ in found.spans} == {"synthfw/config.py"}

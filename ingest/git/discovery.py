@@ -118,6 +118,7 @@ class Vocabulary:
     catalog: set[str] = field(default_factory=set)
     papers: dict[str, str] = field(default_factory=dict)  # arXiv id → method id
     switch_words: dict[str, dict[str, set[str]]] = field(default_factory=dict)
+    frameworks: set[str] = field(default_factory=set)  # the others' names, as folders go
     _kindred: dict[tuple[str, str], dict[str, set[str]]] = field(default_factory=dict)
     _worded: dict[str, dict[str, set[str]]] = field(default_factory=dict)
 
@@ -131,6 +132,8 @@ class Vocabulary:
             if row.get("source_arxiv_id"):
                 vocab.papers[row["source_arxiv_id"]] = row["method_id"]
         for row in option_names:
+            if row["framework"] != leave_out:
+                vocab.frameworks.add(normalise(row["framework"]))
             if row["framework"] == leave_out or row.get("origin", "reviewed") != "reviewed":
                 continue
             method, where, value = row["method_id"], row["framework"], row["value"] or ""
@@ -749,6 +752,13 @@ class Discoverer:
         for spans in open_spans.values():
             for span in spans.values():
                 span.at_snapshot = True
+        # a top folder named for another framework and gone by the snapshot was a copy of it
+        # (the code a fork started from, or a vendored copy): what it held is not this one's
+        held = {path.split("/", 1)[0] for path in files}
+        copied = (self.vocab.frameworks - {normalise(self.framework)}) - held
+        for path, key in list(self.found.spans):
+            if path.split("/", 1)[0] in copied:
+                del self.found.spans[(path, key)]
         self.found.snapshot_files = files
         self.found.commits = len(commits)
         return self.found
