@@ -38,6 +38,7 @@ import duckdb
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from ingest import sql  # noqa: E402
 from ingest.git import discovery, proposals  # noqa: E402
 from ingest.git.frameworks import frameworks  # noqa: E402
 from ingest.git.history import open_repository, resolve_branch  # noqa: E402
@@ -48,9 +49,25 @@ from tracker.build import dbt_command  # noqa: E402
 IGNORED = ("/.venv", "/.git", "/warehouse", "/release", "/site", "/logs", "/target", "/report")
 GIT_TABLES = ("commits", "option_sets", "citations", "definitions", "declared_defaults")
 DATE_DAYS = 2
+MARKER = ".bench-discovery"  # marks a --keep folder as this benchmark's
+
+
+def working_folder(keep: Path | None) -> Path:
+    """A temporary folder, or ``--keep``'s: empty, or one an earlier run of this benchmark marked
+    as its own (only then does a run replace what is in it)."""
+    if keep is None:
+        folder = Path(tempfile.mkdtemp(prefix="bench-discovery-"))
+    else:
+        folder = keep
+        if folder.exists() and any(folder.iterdir()) and not (folder / MARKER).exists():
+            raise SystemExit(f"{folder} holds files this benchmark did not write: give another")
+        folder.mkdir(parents=True, exist_ok=True)
+    (folder / MARKER).write_text("bench/discovery.py\n")
+    return folder
 
 
 def copy_project(into: Path) -> Path:
+    """The whole tree, code included: its `tracker` runs read the copy's seeds."""
     project = into / "project"
 
     def ignored(folder: str, names: list[str]) -> list[str]:
@@ -75,7 +92,7 @@ def mine(project: Path, warehouse: Path, repos: dict[str, str], jobs: int) -> di
     tracker(project, warehouse, "snapshot", "load")
     with duckdb.connect(str(warehouse)) as con:
         for table in GIT_TABLES:
-            con.execute(f"delete from raw.git__{table}")
+            con.execute(f"delete from raw.{sql.raw_table(f'git__{table}')}")
     args = ["ingest", "frameworks", "--jobs", str(jobs)]
     for name, path in repos.items():
         args += ["--framework", name, "--repo", f"{name}={path}"]
@@ -173,8 +190,7 @@ def main() -> None:
     )
     args = p.parse_args()
     repos = dict(item.split("=", 1) for item in args.repos)
-    work = Path(args.keep or tempfile.mkdtemp(prefix="bench-discovery-"))
-    work.mkdir(parents=True, exist_ok=True)
+    work = working_folder(args.keep)
     try:
         shutil.rmtree(work / "project", ignore_errors=True)
         project = copy_project(work)

@@ -388,5 +388,10 @@ def test_a_refresh_finds_a_new_location_in_the_new_commits_and_queues_its_option
         if r["origin"] == "discovered"
     ]
     assert discovered == [("verl/trainer/ppo/extra.py", "registry", "register_adv_fn")]
-    assert again().exit_code == 0  # found once: nothing new the next time
-    assert [r for r in project.read_seed("algorithm_locations") if r["origin"] == "discovered"]
+    third = again()  # found once: nothing new the next time
+    assert "new locations found" not in by_source(third)["frameworks: verl"].fetched
+    assert [
+        (r["path_pattern"], r["extractor"], r["selector"])
+        for r in project.read_seed("algorithm_locations")
+        if r["origin"] == "discovered"
+    ] == discovered

@@ -25,7 +25,7 @@ from ingest import project
 from ingest.errors import TrackerError
 from ingest.git import discovery, frameworks, proposals
 from ingest.git.history import resolve_branch
-from ingest.landing.raw import latest_payloads
+from ingest.landing.raw import ensure_all_raw_tables, latest_payloads
 from ingest.project import read_seed
 from tracker import outputs
 
@@ -106,11 +106,8 @@ def discover_new(
     their values queued for review; nothing is accepted and no earlier row changes. None when
     the framework was never mined (`tracker discover` reads a whole history)."""
     seeds = seeds or project.SEEDS  # read when called: tests point it at a copy
-    landed = (
-        latest_payloads(con, "git__commits", "where payload ->> 'framework' = ?", [framework])
-        if _has_commits(con)
-        else []
-    )
+    ensure_all_raw_tables(con)
+    landed = latest_payloads(con, "git__commits", "where payload ->> 'framework' = ?", [framework])
     if not landed:
         return None
     last = max((json.loads(p) for _, p in landed), key=lambda c: c["position"])["sha"]
@@ -137,15 +134,6 @@ def discover_new(
     proposal = proposals.propose(framework, found, vocab, row.get("option_syntax") or "")
     _, queued = write(proposal, "none", seeds, row, keep_discovered=True)
     return Found(len(proposal.locations), queued, time.monotonic() - started)
-
-
-def _has_commits(con: duckdb.DuckDBPyConnection) -> bool:
-    return bool(
-        con.execute(
-            "select 1 from information_schema.tables "
-            "where table_schema = 'raw' and table_name = 'git__commits'"
-        ).fetchall()
-    )
 
 
 def write(

@@ -22,7 +22,6 @@ recorded, so renames and moves of files and classes give one row per path that e
 
 import ast
 import bisect
-import json
 import logging
 import re
 import subprocess
@@ -542,7 +541,6 @@ class Found:
     snapshot_files: dict[str, str] = field(default_factory=dict)  # path → language
     missing_blobs: set[str] = field(default_factory=set)
     commits: int = 0
-    blobs_read: int = 0
 
 
 # a word as vocabularies compare it: `synth-clip` in a text is the value `synth_clip`
@@ -634,8 +632,8 @@ class Discoverer:
             return self.cache[blob][0]
         size, held, cited = sizes.get(blob), [], frozenset()
         text = self.text(blob) if size is not None and size <= MAX_TEXT_BYTES else None
-        if size is None or text is None:
-            if size is None or blob in self.found.missing_blobs:
+        if text is None:  # missing (noted), binary-sized or too large
+            if size is None:
                 self.found.missing_blobs.add(blob)
             self.cache[blob] = ([], frozenset())
             return []
@@ -681,7 +679,6 @@ class Discoverer:
         held += [line for line in all_lines if line.lstrip().startswith("class ")]
         key = (kind, "\n".join(held))
         if key not in self.by_lines:
-            self.found.blobs_read += 1
             read = (
                 python_candidates(text, lines, self.known)
                 if kind == "python"
@@ -801,9 +798,3 @@ def discover(
 ) -> Found:
     """Read a framework's first-parent history (all of it, or after ``after``) for candidates."""
     return Discoverer(repo, framework, vocab).run(ref, after)
-
-
-def describe(found: Found) -> Iterator[str]:
-    """One line per candidate (for logs and debugging)."""
-    for (path, key), span in sorted(found.spans.items()):
-        yield json.dumps({"path": path, "key": key, "values": sorted(span.values)})

@@ -52,7 +52,6 @@ class Proposal:
     locations: list[dict]
     config_sources: list[dict]
     mappings: list[Mapping]
-    candidates_dropped: int  # candidates whose field no value of which could be mapped
 
     @property
     def confident(self) -> list[Mapping]:
@@ -211,11 +210,10 @@ def propose(framework: str, found: Found, vocab: Vocabulary, syntax: str = "") -
     kept_fields = {
         m.field for m in mappings.values() if m.confident and m.method_id != "not_a_method"
     }
-    locations, dropped = [], 0
+    locations = []
     for key, spans in sorted(by_key.items()):
         name = named[key]
         if name not in kept_fields:
-            dropped += 1
             continue
         kind, selector, _ = key
         first = min(spans, key=lambda ps: ps[1].first_at)[1]
@@ -243,9 +241,7 @@ def propose(framework: str, found: Found, vocab: Vocabulary, syntax: str = "") -
             )
     kept = [m for m in mappings.values() if m.field in kept_fields]
     sources = _config_sources(framework, found, locations)
-    return Proposal(
-        framework, syntax or _syntax(locations), _unique(locations), sources, kept, dropped
-    )
+    return Proposal(framework, syntax or _syntax(locations), _unique(locations), sources, kept)
 
 
 def _tier(kind: str, values: set[str]) -> str:
