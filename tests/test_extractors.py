@@ -105,6 +105,29 @@ def loss(self, cfg, args):
         pass
     if args.other == "not_this":
         pass
+    if self.loss_type == "kto_pair":
+        raise ValueError("removed")
+    if self.loss_type in ("old_a", "old_b"):
+        raise NotImplementedError
+    if self.loss_type != "only_this":
+        raise ValueError("refused")
+    if args.off_policy:
+        if self.loss_type in ("works_elsewhere",):
+            raise NotImplementedError
+
+
+def check_teacher(self):
+    if self.teacher is None:
+        return
+    if self.loss_type == "not_with_a_teacher":
+        raise ValueError("refused with a teacher")
+
+
+def dispatch(self):
+    if self.loss_type == "handled":
+        return 1
+    if self.loss_type == "full":
+        raise NotImplementedError
     message = "loss_type == 'from_a_string'"
     match args.loss_type:
         case "policy_loss" | "sft_loss":
@@ -115,11 +138,16 @@ def loss(self, cfg, args):
 
 
 def test_compare_finds_values_on_either_side_in_tuples_and_through_subscripts():
+    # a value the code only raises on is refused, not selected
     assert values("compare", COMPARE, "loss_type") == [
         "cispo",
         "dr_grpo",
         "bnpo",
         "dapo",
+        "only_this",
+        "works_elsewhere",
+        "not_with_a_teacher",
+        "handled",
         "policy_loss",
         "sft_loss",
         "custom_loss",

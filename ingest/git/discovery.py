@@ -37,6 +37,7 @@ from ingest import progress
 from ingest.git import extractors
 from ingest.git.extractors import (
     ExtractionError,
+    Refusals,
     _access_path,
     _enum_values,
     _field_default_and_choices,
@@ -379,11 +380,13 @@ def _read_tree(tree: ast.Module, lines: list[int]) -> list[Candidate]:
         enum_members.setdefault(owner, []).append(_text(value))
     out: list[Candidate] = []
     compared: dict[str, list[str]] = {}
+    refusals = Refusals()
     stack: list[tuple[ast.AST, ast.ClassDef | None, bool]] = [(tree, None, True)]
     while stack:
         node, owner, top = stack.pop()
         if not _spans(node, lines):
             continue
+        refusals.see(node)
         if isinstance(node, ast.ClassDef):
             bases = {_name(b) for b in node.bases}
             if node.name in enum_members and bases & {"Enum", "StrEnum", "str", "IntEnum"}:
@@ -401,7 +404,7 @@ def _read_tree(tree: ast.Module, lines: list[int]) -> list[Candidate]:
             choices = arg.choices if isinstance(arg.choices, list | tuple) else ()
             values = tuple(c for c in choices if isinstance(c, str))
             out.append(Candidate("field", flag, flag, values, _text(arg.default)))
-        elif isinstance(node, ast.Compare):
+        elif isinstance(node, ast.Compare) and not refusals.refused(node):
             _compared(node, compared)
         elif isinstance(node, ast.Match):
             path = _access_path(node.subject)

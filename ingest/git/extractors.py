@@ -245,12 +245,71 @@ def enum(source: str, selector: str, field: str) -> list[Observation]:
     return _choices(members, field, None)
 
 
+def _dispatches(test: ast.AST) -> bool:
+    """Whether an ``if`` test picks one case of a value (``x == "kl"``, ``x in ("a", "b")``): a
+    function returning per case is a dispatch, and what follows its returns is the next case,
+    not code under a condition."""
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq | ast.In)
+        and isinstance(_literal(test.comparators[0]), str | tuple | list | set)
+    )
+
+
+class Refusals:
+    """The comparisons a walk met whose ``if`` only raises when a value is (in) some literals,
+    outside any other ``if`` of its function: the code refuses those values everywhere
+    (``if loss_type == "kto_pair": raise ValueError(...)``), so they select nothing. A refusal
+    under another condition (``if off_policy: if loss in (...): raise``, or after ``if not
+    off_policy: return``) only limits where the value works, and counts.
+
+    Feed it every node of a pre-order walk (parents before children) with ``see``.
+    """
+
+    def __init__(self) -> None:
+        self._guarded: set[int] = set()
+        self._refused: set[int] = set()
+
+    def see(self, node: ast.AST) -> None:
+        inside = id(node) in self._guarded
+        if isinstance(node, ast.If):
+            test = node.test
+            if (
+                not inside
+                and not node.orelse
+                and all(isinstance(s, ast.Raise) for s in node.body)
+                and isinstance(test, ast.Compare)
+                and len(test.ops) == 1
+                and isinstance(test.ops[0], ast.Eq | ast.In)
+            ):
+                self._refused.add(id(test))
+            self._guarded.update(id(s) for s in node.body + node.orelse)
+        if inside and not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            self._guarded.update(id(c) for c in ast.iter_child_nodes(node))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            returned = False  # what follows an early `if ...: return` runs under its condition
+            for stmt in node.body:
+                if returned:
+                    self._guarded.add(id(stmt))
+                returned = returned or (
+                    isinstance(stmt, ast.If)
+                    and any(isinstance(s, ast.Return) for s in stmt.body)
+                    and not _dispatches(stmt.test)
+                )
+
+    def refused(self, node: ast.AST) -> bool:
+        return id(node) in self._refused
+
+
 def compare(source: str, selector: str, field: str) -> list[Observation]:
     found: list[str] = []
     word = selector.rsplit(".", 1)[-1]
     if word not in source:
         return []
+    refusals = Refusals()
     for node in _near(_parse_python(source), source, word):
+        refusals.see(node)
         if isinstance(node, ast.Match) and _accesses(node.subject, selector):
             for case in node.cases:
                 found += [
@@ -260,7 +319,7 @@ def compare(source: str, selector: str, field: str) -> list[Observation]:
                     and isinstance(p.value, ast.Constant)
                     and isinstance(p.value.value, str)
                 ]
-        if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+        if not isinstance(node, ast.Compare) or len(node.ops) != 1 or refusals.refused(node):
             continue
         left, right = node.left, node.comparators[0]
         if _accesses(right, selector) and isinstance(node.ops[0], ast.Eq | ast.NotEq):
