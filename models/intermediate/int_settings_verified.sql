@@ -430,10 +430,20 @@ valued as (
                 || {{ placeholder_noun("regexp_extract(option_field, '([^.]+)$')", 'value_type') }}
                 || coalesce(' ' || bound_text, '') || '>'
         end as setting,
-        -- in the fragment that turns the method on, and in the paper's setup
-        setting_order = 0 or not holds_by_default and not is_paper_only as in_minimal,
-        setting_order = 0 or not holds_by_default as in_paper
-    from tiered
+        -- in the fragment that turns the method on, and in the paper's setup; a method with
+        -- nothing to set of its own (built in, a function) shows what it needs even when the
+        -- defaults give it, so its fragment names the settings that keep it on
+        setting_order = 0
+        or not is_paper_only and (not holds_by_default or not main_is_setting) as in_minimal,
+        setting_order = 0 or not holds_by_default or not main_is_setting as in_paper
+    from (
+        select
+            *,
+            bool_or(setting_order = 0 and setting_kind = 'setting')
+                over (partition by method_id, framework)
+                as main_is_setting
+        from tiered
+    ) as t
 
 ),
 
