@@ -22,7 +22,12 @@ from tracker.build import dbt_command
 # a SYNTHETIC vocabulary: two other frameworks' reviewed rows and a catalog of synthetic methods
 CATALOG = [
     {"method_id": m, "source_arxiv_id": a}
-    for m, a in (("synthetic_m1", "9999.00001"), ("synthetic_m2", "9999.00002"))
+    for m, a in (
+        ("synthetic_m1", "9999.00001"),
+        ("synthetic_m2", "9999.00002"),
+        ("synthpo", "9999.00003"),
+        ("synthetic_gamma_shift", "9999.00004"),
+    )
 ]
 OTHERS = [
     dict(zip(("framework", "field", "value", "method_id"), row, strict=True))
@@ -325,6 +330,27 @@ def test_a_switch_named_by_a_word_two_frameworks_use_for_one_method(tmp_path):
     assert m.evidence == (
         "a word of clip_bonus_max names only synthetic_m2's switches, in OtherA, OtherB"
     )
+
+
+def test_a_switch_whose_own_name_names_a_method(tmp_path):
+    # a catalog id among its words, switched on by `use_`; a catalog id without its first word;
+    # a name that only tunes a method (synthpo_temperature) is no confident switch
+    text = (
+        "class ActorConfig:\n    use_synthpo_loss: bool = False\n"
+        "    synthpo_temperature: float = 1.0\n    eps_gamma_shift: float = 0.0\n"
+        "    lr: float = 0.1\n"
+    )
+    p = proposed(tmp_path, [("2025-03-01", "synthfw/config.py", text)])
+    assert mapped(p) == {
+        ("ActorConfig.use_synthpo_loss", ""): ("synthpo", True),
+        ("ActorConfig.eps_gamma_shift", ""): ("synthetic_gamma_shift", True),
+    }
+    assert {r[3] for r in rows(p)} == {
+        "ActorConfig.use_synthpo_loss",
+        "ActorConfig.eps_gamma_shift",
+    }
+    v = vocab()
+    assert v.named_in("ActorConfig.synthpo_temperature") == ("synthpo", False)
 
 
 def test_discover_names_what_is_missing_in_one_line():

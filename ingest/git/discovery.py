@@ -121,6 +121,7 @@ class Vocabulary:
     frameworks: set[str] = field(default_factory=set)  # the others' names, as folders go
     _kindred: dict[tuple[str, str], dict[str, set[str]]] = field(default_factory=dict)
     _worded: dict[str, dict[str, set[str]]] = field(default_factory=dict)
+    _tail: dict[str, str] | None = None
 
     @classmethod
     def build(
@@ -185,6 +186,48 @@ class Vocabulary:
             self._worded[key] = found if len(found) == 1 else {}
         return self._worded[key]
 
+    def named_in(self, name: str) -> tuple[str, bool] | None:
+        """(method, confident) when a switch's own name names one method outright: a run of
+        its words that is a catalog id (``dual_clip_coef``), a catalog id without its first word
+        (``eps_clip_higher``: dapo_clip_higher), or one word that names a method on its own
+        (``use_sapo_loss``: sapo), which is confident only in a name that switches something
+        on (``use_``, ``enable``), as ``gae_lambda`` tunes GAE rather than turning it on."""
+        words = [w for w in re.split(r"[._]", leaf(name)) if w]
+        found: dict[str, bool] = {}
+        for i in range(len(words)):
+            for j in range(i + 1, len(words) + 1):
+                run = "_".join(words[i:j])
+                if j - i > 1:
+                    method = run if run in self.catalog else self._tails().get(run)
+                    if method:
+                        found[method] = True
+                elif run not in NAME_STOP_WORDS and len(run) >= 3:
+                    method = self.known(run)
+                    if method:
+                        found.setdefault(method, bool(set(words) & SWITCHING_WORDS))
+        return next(iter(found.items())) if len(found) == 1 else None
+
+    def _tails(self) -> dict[str, str]:
+        """Catalog ids of three words or more without their first, when only one id has that
+        tail and a tail word says something (``clip_higher``, not ``policy_loss``)."""
+        if self._tail is None:
+            tails: dict[str, set[str]] = {}
+            for method in self.catalog:
+                parts = method.split("_")
+                tail = "_".join(parts[1:])
+                if len(parts) >= 3 and set(parts[1:]) - NAME_STOP_WORDS - {"kl", "is"}:
+                    tails.setdefault(tail, set()).add(method)
+            self._tail = {t: min(m) for t, m in tails.items() if len(m) == 1}
+        return self._tail
+
+    def name_parts(self) -> set[str]:
+        """Words that make a name worth reading wherever they stand in it: those of
+        ``switch_parts``, and those ``named_in`` looks for (``use_sapo_loss``,
+        ``eps_clip_higher``)."""
+        single = {w for w in self.method_words() if "_" not in w and w not in NAME_STOP_WORDS}
+        tails = {t.rsplit("_", 1)[-1] for t in self._tails()} - NAME_STOP_WORDS
+        return self.switch_parts() | single | tails
+
     def switch_parts(self) -> set[str]:
         """The words that name one method's switches in two frameworks (see ``worded``)."""
         return {
@@ -244,6 +287,10 @@ NAME_STOP_WORDS = GENERIC | {
     "score", "scale", "reference", "token", "tokens", "reward", "rewards", "advantage", "train",
     "stop", "dynamic", "teacher", "zero", "sync", "batch", "batching", "strings", "normalize",
 }  # fmt: skip
+
+
+# words of a field's name that say it turns something on
+SWITCHING_WORDS = {"use", "enable", "enabled", "enables", "apply", "with"}
 
 
 def _name_words(name: str) -> set[str]:
@@ -519,7 +566,9 @@ def relevant(c: Candidate, vocab: Vocabulary) -> bool:
         for v in c.values
     ):
         return True
-    return c.kind in ("field", "yaml", "compare") and vocab.knows_field(c.field)
+    return c.kind in ("field", "yaml", "compare") and (
+        vocab.knows_field(c.field) or vocab.named_in(c.field) is not None
+    )
 
 
 @dataclass
@@ -616,7 +665,7 @@ class Discoverer:
     def __init__(self, repo: git.Repo, framework: str, vocab: Vocabulary):
         self.repo, self.framework, self.vocab = repo, framework, vocab
         self.words = word_set(vocab.tokens())
-        self.parts = frozenset(vocab.switch_parts())
+        self.parts = frozenset(vocab.name_parts())
         self.named = re.compile(recipe_pattern(vocab.method_words()))
         self.cache: dict[str, tuple[list[Candidate], frozenset[str]]] = {}
         self.by_lines: dict[tuple[str, str], list[Candidate]] = {}

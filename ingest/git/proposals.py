@@ -85,6 +85,9 @@ def map_value(field: str, value: str, vocab: Vocabulary, cited: set[str]) -> tup
             [(method, where)] = worded.items()
             shown = ", ".join(sorted(where))
             return method, True, f"a word of {name} names only {method}'s switches, in {shown}"
+        named = vocab.named_in(name)
+        if named:
+            return named[0], named[1], f"the name {name} names {named[0]}"
         return None, False, ""
     found = _dominant(vocab.pairs.get((name, word), {}))
     if found:
