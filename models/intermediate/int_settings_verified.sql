@@ -40,9 +40,12 @@ snapshots as (
 
 ),
 
+-- a function's flag (`--custom-tis-function-path`) is set by a requirement row: its own option
+-- only names the function
 landings_main as (
 
     select method_id, framework, option_field from landings
+    where extractor is distinct from 'functions'
 
 ),
 
