@@ -322,6 +322,48 @@ def test_an_interrupted_refresh_keeps_what_landed_and_the_next_finishes_it(refre
     assert finished == {**kept, "github__threads": (4, 4), "github__timelines": (4, 4)}
 
 
+def test_a_clone_without_the_last_landed_commit_is_walked_from_its_root_and_all_refresh(
+    refreshed, stand_ins
+):
+    """verl's main was force-pushed (its last commit amended) and the refresh reads a fresh
+    clone of it, which lacks the landed head (git fails with 128 where it tells 1 for a commit
+    off the branch): the framework is walked again from its root, its rows replaced and the
+    rewrite noted in meta.runs; the other sources refresh and the build runs."""
+    tmp, wh = stand_ins["tmp"], stand_ins["tmp"] / "wh" / "tracker.duckdb"
+    pushed = git.Repo.clone_from(tmp / "verl", tmp / "verl-pushed", multi_options=["--no-local"])
+    landed_head = pushed.head.commit.hexsha
+    pushed.git.commit("--amend", "-m", "2025-11-01, reworded")  # the force-push
+    clone = git.Repo.clone_from(
+        tmp / "verl-pushed", tmp / "verl-fresh", multi_options=["--no-local"]
+    )
+    stand_ins["papers"].append(paper(6))
+    add_thread(stand_ins["fake"], 5, 40)
+    done = refresh.refresh(
+        ["verl"],
+        {"verl": str(tmp / "verl-fresh")},
+        tmp / "out" / "release",
+        pause=0.0,
+        project=stand_ins["project"],
+    )
+    rows = by_source(done)
+    assert done.exit_code == 0 and done.built, done.rows()
+    verl = rows["frameworks: verl"]
+    assert verl.status == "ok" and verl.fetched == (
+        f"6 commits walked (from the root: its last landed commit {landed_head[:12]} is not in "
+        "this repository (the history was rewritten, or the clone is of another history))"
+    )
+    assert rows["arxiv"].landed == 2 and rows["github: verl"].landed == 4
+    con = duckdb.connect(str(wh), read_only=True)
+    keys = {k for (k,) in con.execute("select record_key from raw.git__commits").fetchall()}
+    [(notes,)] = con.execute(
+        "select notes from meta.runs where source = 'git' order by started_at desc limit 1"
+    ).fetchall()
+    con.close()
+    assert f"verl:{clone.head.commit.hexsha}" in keys and f"verl:{landed_head}" not in keys
+    assert len(keys) == 6
+    assert "mined again from the root" in notes and landed_head[:12] in notes
+
+
 WORKFLOW = ROOT / ".github" / "workflows" / "weekly-refresh.yml"
 
 
