@@ -143,13 +143,13 @@ def resume_state(
     if not landed:
         return State(), None, ""
     last = max(landed, key=lambda c: c["position"])
-    rewritten = "" if again else left_branch(repo, last["sha"], ref)
+    rewritten = left_branch(repo, last["sha"], ref)
     if rewritten:  # said whatever the log level: the landed rows are about to be replaced
         log.warning("%s: %s; mining its whole history again from the root", framework, rewritten)
-        return State(), None, rewritten
-    if again:
+    elif again:
         log.info("%s: %s; mining its whole history again", framework, again)
-        return State(), None, again
+    if again or rewritten:
+        return State(), None, "; ".join(why for why in (again, rewritten) if why)
     listing = repo.git.ls_tree("-r", "-z", last["sha"])
     files = {}
     for entry in filter(None, listing.split("\x00")):
