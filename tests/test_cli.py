@@ -1,12 +1,14 @@
 """The `tracker` command as a user meets it: ingest, see what was held back, and why."""
 
 import os
+import shutil
 import subprocess
+from pathlib import Path
 
 import duckdb
 import pytest
 
-from tests.conftest import tracker
+from tests.conftest import ROOT, tracker
 from tracker import report
 
 CSV = """arxiv_id,title,authors,first_version_date,primary_category,categories,source_url,confidence
@@ -46,6 +48,86 @@ def test_a_csv_without_the_expected_columns_is_refused(warehouse, tmp_path):
     result = tracker("ingest", "arxiv-metadata", str(path))
     assert result.returncode == 2
     assert "lacks the columns arxiv_id, authors, categories" in result.stderr
+
+
+def seeds_folder(tmp_path: Path, paper_labels: str) -> str:
+    """A seeds folder with the real codes and ``paper_labels`` as the paper labels seed."""
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    shutil.copy(ROOT / "seeds" / "_seeds.yml", seeds)
+    (seeds / "paper_labels.csv").write_text(paper_labels)
+    return str(seeds)
+
+
+def second_reader(tmp_path: Path, text: str) -> str:
+    """A seeds folder whose paper labels have a second reader's file holding ``text``."""
+    seeds = seeds_folder(tmp_path, "arxiv_id,label,family,reviewer\n9999.00001,other,,a\n")
+    (tmp_path / "review" / "second_reader").mkdir(parents=True)
+    (tmp_path / "review" / "second_reader" / "paper_labels.csv").write_text(text)
+    return seeds
+
+
+def non_utf8(tmp_path: Path) -> str:
+    path = tmp_path / "meta.csv"
+    path.write_bytes(CSV.replace("Policy", "Pol\xefcy").encode("latin-1"))
+    return str(path)
+
+
+ODD_INPUTS = {
+    "a negative --limit": (
+        lambda tmp: ["review", "--limit", "-1"],
+        "tracker review: error: argument --limit: -1 is less than 1",
+    ),
+    "metadata with a byte that is not UTF-8": (
+        lambda tmp: ["ingest", "arxiv-metadata", non_utf8(tmp)],
+        "meta.csv is not UTF-8 text (byte 0xef at offset",
+    ),
+    "a folder given as the metadata file": (
+        lambda tmp: ["ingest", "arxiv-metadata", str(tmp)],
+        "Is a directory",
+    ),
+    "a seed with a wrong header": (
+        lambda tmp: ["label", "papers", "--seeds", seeds_folder(tmp, "id,lab,fam,who\n1,x,,a\n")],
+        "paper_labels.csv lacks the columns arxiv_id, label, family, reviewer",
+    ),
+    "a second reader's file with other columns": (
+        lambda tmp: ["label", "agreement", "papers", "--seeds", second_reader(tmp, "id,x\n1,2\n")],
+        "second_reader/paper_labels.csv has the columns id,x, not arxiv_id,label,family,reviewer",
+    ),
+    "a second reader's row with a stray quote": (
+        lambda tmp: [
+            "label",
+            "agreement",
+            "papers",
+            "--seeds",
+            second_reader(tmp, 'arxiv_id,label,family,reviewer\n"9999.00001"x,other,,b\n'),
+        ],
+        "second_reader/paper_labels.csv, line 2: not well-formed CSV",
+    ),  # fmt: skip
+    "a second reader's row with more cells than its header": (
+        lambda tmp: [
+            "label",
+            "agreement",
+            "papers",
+            "--seeds",
+            second_reader(tmp, "arxiv_id,label,family,reviewer\n9999.00001,other,,b,extra\n"),
+        ],
+        "second_reader/paper_labels.csv, line 2: more cells than the header's 4",
+    ),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("case", ODD_INPUTS)
+def test_odd_input_is_one_line_and_exit_2(warehouse, tmp_path, case):
+    """Never a traceback, never the advice for a full disk: what is wrong, and where."""
+    warehouse.parent.mkdir()
+    duckdb.connect(str(warehouse)).close()  # an empty warehouse: these stop before reading it
+    args, said = ODD_INPUTS[case]
+    result = tracker(*args(tmp_path))
+    assert result.returncode == 2, result.stderr
+    assert said in result.stderr
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+    assert "free space" not in result.stderr
 
 
 def test_report_and_site_commands_write_from_the_marts_or_say_to_build(built, tmp_path):

@@ -219,6 +219,7 @@ def test_a_blind_features_reader_is_compared_per_field(project):
 def test_rows_are_appended_whole_after_the_existing_ones(tmp_path):
     path = tmp_path / "paper_labels.csv"
     path.write_text("arxiv_id,label,family,reviewer\n9999.00009,other,,x")  # no final newline
+    path.chmod(0o664)  # shared with the group: it stays so
     columns = ["arxiv_id", "label", "family", "reviewer"]
     label.append_rows(path, columns, [{"arxiv_id": "9999.00001", "label": "other"}])
     assert rows(path) == [
@@ -227,6 +228,7 @@ def test_rows_are_appended_whole_after_the_existing_ones(tmp_path):
         "9999.00001,other,,",
     ]
     assert [p.name for p in tmp_path.iterdir()] == ["paper_labels.csv"]  # no temporary left
+    assert path.stat().st_mode & 0o777 == 0o664
 
 
 def test_a_terminal_takes_one_key_per_answer_and_ctrl_c_leaves_whole_rows(project):

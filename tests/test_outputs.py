@@ -163,3 +163,65 @@ def test_the_bundled_snapshot_is_a_marked_snapshot_folder():
     assert marker["files"] == sorted(
         p.name for p in (ROOT / "snapshot").iterdir() if p.name != outputs.MARKER
     )
+
+
+@pytest.mark.parametrize("name", ["site", "report"])
+def test_a_release_folder_named_like_a_sibling_output_is_refused_before_any_write(tmp_path, name):
+    """`tracker build --release out/site` would put the release and the site in one folder."""
+    warehouse = tmp_path / "wh" / "tracker.duckdb"
+    result = tracker("build", "--release", str(tmp_path / "out" / name), env=env_for(warehouse))
+    assert result.returncode == 2
+    assert f"the {name} ({tmp_path / 'out' / name}) and the release" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1
+    assert not (tmp_path / "out").exists() and not warehouse.exists()
+
+
+@pytest.mark.parametrize("inner", ["site", "site/release"])
+def test_two_outputs_written_at_once_may_not_share_or_nest_their_folders(tmp_path, inner):
+    with outputs.replacing(tmp_path / "site", "site") as stage:
+        fill(stage, ["index.html"])
+        clash = pytest.raises(TrackerError, match="would share a folder")
+        with clash, outputs.replacing(tmp_path / inner, "release"):
+            pass
+    assert tree(tmp_path / "site") == {
+        "index.html": b"index.html",
+        outputs.MARKER: (tmp_path / "site" / outputs.MARKER).read_bytes(),
+    }
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_an_empty_folder_made_inside_an_output_is_the_users_and_is_kept(tmp_path):
+    out = tmp_path / "site"
+    with outputs.replacing(out, "site") as stage:
+        fill(stage, ["index.html"])
+        (stage / "downloads").mkdir()  # an empty folder of the tracker's own: its to replace
+    with outputs.replacing(out, "site") as stage:
+        fill(stage, ["index.html"])
+    (out / "my-notes" / "sub").mkdir(parents=True)
+    refused = pytest.raises(TrackerError, match=r"files were added to it since \(my-notes/sub/\)")
+    with refused, outputs.replacing(out, "site"):
+        pass
+    assert (out / "my-notes" / "sub").is_dir()
+    unmarked = tmp_path / "report"
+    (unmarked / "drafts").mkdir(parents=True)
+    with pytest.raises(TrackerError, match=r"did not write \(drafts/\)"):
+        outputs.check_replaceable(unmarked, "report")
+
+
+def test_a_kept_file_is_replaced_with_its_mode_and_a_killed_writers_copy_is_removed(tmp_path):
+    seed = tmp_path / "paper_labels.csv"
+    seed.write_text("old\n")
+    seed.chmod(0o640)
+    dead = tmp_path / ".paper_labels.csv.tracker-new-999999999"  # no such process
+    dead.write_text("half a row")
+    alive = tmp_path / f".paper_labels.csv.tracker-new-{os.getppid()}"  # a writer still running
+    alive.write_text("being written")
+    outputs.replace_text(seed, "new\n")
+    assert seed.read_text() == "new\n" and seed.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == [alive.name, seed.name]
+    old_mask = os.umask(0o022)
+    try:
+        outputs.replace_text(tmp_path / "fresh.csv", "a\n")
+    finally:
+        os.umask(old_mask)
+    assert (tmp_path / "fresh.csv").stat().st_mode & 0o777 == 0o644

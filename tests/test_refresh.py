@@ -322,6 +322,48 @@ def test_an_interrupted_refresh_keeps_what_landed_and_the_next_finishes_it(refre
     assert finished == {**kept, "github__threads": (4, 4), "github__timelines": (4, 4)}
 
 
+def test_a_clone_without_the_last_landed_commit_is_walked_from_its_root_and_all_refresh(
+    refreshed, stand_ins
+):
+    """verl's main was force-pushed (its last commit amended) and the refresh reads a fresh
+    clone of it, which lacks the landed head (git fails with 128 where it tells 1 for a commit
+    off the branch): the framework is walked again from its root, its rows replaced and the
+    rewrite noted in meta.runs; the other sources refresh and the build runs."""
+    tmp, wh = stand_ins["tmp"], stand_ins["tmp"] / "wh" / "tracker.duckdb"
+    pushed = git.Repo.clone_from(tmp / "verl", tmp / "verl-pushed", multi_options=["--no-local"])
+    landed_head = pushed.head.commit.hexsha
+    pushed.git.commit("--amend", "-m", "2025-11-01, reworded")  # the force-push
+    clone = git.Repo.clone_from(
+        tmp / "verl-pushed", tmp / "verl-fresh", multi_options=["--no-local"]
+    )
+    stand_ins["papers"].append(paper(6))
+    add_thread(stand_ins["fake"], 5, 40)
+    done = refresh.refresh(
+        ["verl"],
+        {"verl": str(tmp / "verl-fresh")},
+        tmp / "out" / "release",
+        pause=0.0,
+        project=stand_ins["project"],
+    )
+    rows = by_source(done)
+    assert done.exit_code == 0 and done.built, done.rows()
+    verl = rows["frameworks: verl"]
+    assert verl.status == "ok" and verl.fetched == (
+        f"6 commits walked (from the root: its last landed commit {landed_head[:12]} is not in "
+        "this repository (the history was rewritten, or the clone is of another history))"
+    )
+    assert rows["arxiv"].landed == 2 and rows["github: verl"].landed == 4
+    con = duckdb.connect(str(wh), read_only=True)
+    keys = {k for (k,) in con.execute("select record_key from raw.git__commits").fetchall()}
+    [(notes,)] = con.execute(
+        "select notes from meta.runs where source = 'git' order by started_at desc limit 1"
+    ).fetchall()
+    con.close()
+    assert f"verl:{clone.head.commit.hexsha}" in keys and f"verl:{landed_head}" not in keys
+    assert len(keys) == 6
+    assert "mined again from the root" in notes and landed_head[:12] in notes
+
+
 WORKFLOW = ROOT / ".github" / "workflows" / "weekly-refresh.yml"
 
 
@@ -339,12 +381,44 @@ def test_the_weekly_workflow_is_a_valid_github_workflow_that_runs_the_refresh(tm
     triggers = workflow[True]  # YAML 1.1 reads the key `on` as true
     assert "workflow_dispatch" in triggers and triggers["schedule"][0]["cron"] == "0 6 * * 1"
     steps = workflow["jobs"]["refresh"]["steps"]
-    assert any("tracker refresh" in step.get("run", "") for step in steps)
-    assert "secrets.TRACKER_GITHUB_TOKEN" in workflow["jobs"]["refresh"]["env"]["GITHUB_TOKEN"]
+    [refresh_step] = [step for step in steps if "tracker refresh" in step.get("run", "")]
+    assert "secrets.TRACKER_GITHUB_TOKEN" in refresh_step["env"]["GITHUB_TOKEN"]
     broken = tmp_path / "broken.yml"
     broken.write_text(WORKFLOW.read_text().replace("runs-on:", "runs_on:"))
     failed = check_workflow(broken)
     assert failed.returncode != 0 and "runs-on" in failed.stdout + failed.stderr
+
+
+PINNED = re.compile(r"^\s*(?:-\s+)?uses: [\w.-]+/[\w./-]+@[0-9a-f]{40}  # v\d+(\.\d+)*$")
+TOKEN = re.compile(r"secrets\.|github\.token", re.IGNORECASE)
+
+
+def test_the_weekly_workflow_grants_each_job_and_step_only_what_it_needs():
+    """Nothing at the workflow's level; write access only in the job that publishes (which runs
+    nothing of the project's); a token only in the steps that call GitHub; every action pinned
+    by commit with its version beside it; checkout leaves no credentials in the clone."""
+    text = WORKFLOW.read_text()
+    workflow = yaml.safe_load(text)
+    assert workflow["permissions"] == {} and "env" not in workflow
+    jobs = workflow["jobs"]
+    writes = {
+        name: [scope for scope, grant in job["permissions"].items() if grant == "write"]
+        for name, job in jobs.items()
+    }
+    assert writes == {"refresh": [], "publish": ["contents"]}
+    publish = jobs["publish"]["steps"]  # no checkout, no install: nothing of the project's runs
+    assert not any("uses" in step or re.search(r"pip|\.venv", step["run"]) for step in publish)
+    for job in jobs.values():
+        assert not TOKEN.search(str(job.get("env", {})))  # a job's env is every step's
+        for step in job["steps"]:
+            if TOKEN.search(str(step.get("env", {}))):
+                assert re.search(r"tracker refresh|gh (run|release) ", step["run"]), step
+    uses = [line for line in text.splitlines() if "uses:" in line]
+    assert uses and [line for line in uses if not PINNED.match(line)] == []
+    [checkout] = [
+        s for s in jobs["refresh"]["steps"] if s.get("uses", "").startswith("actions/checkout@")
+    ]
+    assert checkout["with"]["persist-credentials"] is False
 
 
 def test_the_command_says_what_a_bad_repo_option_lacks():

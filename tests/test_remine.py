@@ -159,3 +159,44 @@ def test_a_re_mine_that_fails_before_it_lands_leaves_the_old_rows(
     monkeypatch.setattr(frameworks, "land_records", landed)
     assert ingest(wh, history).mined_again == "its location rows changed since the last walk"
     assert list(option_sets(wh).values()) == [["clip_ratio"]]
+
+
+def rewrite(history: History, kept: int) -> None:
+    """Force-push: main goes back to its ``kept``-th commit and grows another way."""
+    history.repo.git.reset("--hard", f"HEAD~{len(list(history.repo.iter_commits())) - kept}")
+    history.commit({"algos/core.py": loss("vanilla", "gspo")}, message="rewritten")
+
+
+def forget_unreachable(history: History) -> None:
+    """What a fresh clone of the force-pushed main holds: no commit the branch dropped."""
+    history.repo.git.reflog("expire", "--expire=now", "--all")
+    history.repo.git.gc("--prune=now", "--quiet")
+
+
+@pytest.mark.parametrize(
+    ("gone", "why"),
+    [(False, "is no longer on main (force-pushed)"), (True, "is not in this repository")],
+)
+def test_a_rewritten_history_is_said_and_mined_again_from_its_root(
+    history, seed_rows, tmp_path, caplog, gone, why
+):
+    """The landed head is off main (git says 1) or gone from the repository (git fails, 128):
+    either way one line says so and the framework is walked from its root, its rows replaced."""
+    history.commit({"algos/core.py": loss("vanilla")})
+    dropped = history.commit({"algos/core.py": loss("vanilla", "grpo")})
+    wh = tmp_path / "w.duckdb"
+    assert ingest(wh, history).commits_walked == 2
+    rewrite(history, kept=1)
+    if gone:
+        forget_unreachable(history)
+    with caplog.at_level(logging.INFO, logger="ingest"):
+        summary = ingest(wh, history)
+    [said] = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert said.startswith(f"verl: its last landed commit {dropped[:12]} {why}")
+    assert said.endswith("mining its whole history again from the root")
+    assert summary.commits_walked == 2 and why in summary.mined_again
+    assert dropped not in option_sets(wh)  # the dropped commit's rows are gone
+    assert sorted(option_sets(wh).values()) == [["gspo", "vanilla"], ["vanilla"]]
+    [(notes,)] = query(wh, "select notes from meta.runs where run_id = ?", [summary.run])
+    assert "mined again from the root" in notes and why in notes  # the rewrite, in meta.runs
+    assert ingest(wh, history).commits_walked == 0  # and from then on it continues as before

@@ -190,8 +190,7 @@ def build(
     of the release it replaces; it is obtained and verified before any work."""
     report_dir, site_dir = release_dir.parent / "report", release_dir.parent / "site"
     folders = {"release": release_dir, "report": report_dir, "site": site_dir}
-    for kind, folder in folders.items():
-        outputs.check_replaceable(folder, kind)
+    outputs.check_targets(folders)
     site.check_base_url(base_url)
     started = time.monotonic()
     with (

@@ -7,8 +7,10 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import NoReturn
 
 import duckdb
 
@@ -181,8 +183,6 @@ def cmd_ingest_arxiv_metadata(args: argparse.Namespace) -> None:
 
 
 def cmd_ingest_arxiv(args: argparse.Namespace) -> None:
-    if args.page_size < 1 or args.pause < 0:
-        raise TrackerError("--page-size must be at least 1 and --pause at least 0")
     client = api.Client(pause=args.pause)
     if args.ids:
         ids = [i.strip() for i in args.ids.split(",") if i.strip()]
@@ -234,8 +234,6 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     build failed (docs/commands.md#tracker-refresh)."""
     from tracker import refresh
 
-    if args.jobs < 1 or args.pause < 0:
-        raise TrackerError("--jobs must be at least 1 and --pause at least 0")
     repos = _repos(args.repo)
     chosen = _chosen(args.framework)
     done = refresh.refresh(
@@ -269,8 +267,6 @@ def _repos(items: list[str]) -> dict[str, str]:
 
 
 def cmd_ingest_frameworks(args: argparse.Namespace) -> None:
-    if args.jobs < 1:
-        raise TrackerError("--jobs must be at least 1")
     repos = _repos(args.repo)
     chosen = _chosen(args.framework)
     failed = []
@@ -347,7 +343,7 @@ def _repo_option(command: argparse.ArgumentParser) -> None:
 def _jobs_option(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--jobs",
-        type=int,
+        type=at_least(1),
         default=os.cpu_count() or 1,
         metavar="N",
         help="walk up to N histories at once (default: the number of CPUs)",
@@ -357,7 +353,7 @@ def _jobs_option(command: argparse.ArgumentParser) -> None:
 def _pause_option(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--pause",
-        type=float,
+        type=at_least(0.0),
         default=3.0,
         metavar="SECONDS",
         help="seconds between arXiv requests (arXiv asks for at least 3)",
@@ -376,8 +372,35 @@ def _chosen(names: list[str]) -> list[str]:
     return names or list(known)
 
 
+def at_least(least: int | float) -> Callable[[str], int | float]:
+    """An option's number (whole when ``least`` is), refused below ``least``: every counted
+    option (--jobs, --limit, --page-size, --pause) is read through one of these."""
+    kind = type(least)
+
+    def number(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a {'whole ' if kind is int else ''}number"
+            ) from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{text} is less than {least}")
+        return value
+
+    return number
+
+
+class _Parser(argparse.ArgumentParser):
+    """Every mistake on the command line is one line (what is wrong, where help is) and exit 2,
+    as the tracker's other errors are."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the options)\n")
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="tracker",
         description="Framework-inclusion tracker: RL methods from arXiv papers into the code of "
         "training frameworks. The warehouse is TRACKER_WAREHOUSE "
@@ -448,7 +471,7 @@ def parser() -> argparse.ArgumentParser:
         help="for a window: OAI-PMH (ARXIV_OAI_URL, arXiv's route for bulk "
         "harvesting; the default) or the query API (ARXIV_API_URL)",
     )
-    s.add_argument("--page-size", type=int, default=200, metavar="N")
+    s.add_argument("--page-size", type=at_least(1), default=200, metavar="N")
     _pause_option(s)
     s.set_defaults(func=cmd_ingest_arxiv)
 
@@ -557,7 +580,7 @@ def parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("review", help="list records held back by validation")
     c.add_argument("--table", help="only this raw table, e.g. arxiv__papers")
-    c.add_argument("--limit", type=int, default=200)
+    c.add_argument("--limit", type=at_least(1), default=200, metavar="N")
     c.set_defaults(func=cmd_review)
     return p
 
@@ -572,11 +595,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tracker: error: {exc}", file=sys.stderr)
         return 2
     except (OSError, duckdb.Error) as exc:
-        if not _environmental(exc):
+        if _environmental(exc):
+            advice = "free space or choose a writable place"
+        elif isinstance(exc, OSError) and exc.filename:  # a path given that is not what it must be
+            advice = "check the path"
+        else:
             raise
         print(
-            f"tracker: error: {reason(exc)}: free space or choose a writable place, then run "
-            "the command again (what had landed is kept)",
+            f"tracker: error: {reason(exc)}: {advice}, then run the command again (what had "
+            "landed is kept)",
             file=sys.stderr,
         )
         return 2
@@ -609,14 +636,16 @@ def _log_to_stderr() -> None:
     logging.basicConfig(level=logging.INFO, handlers=[handler])
 
 
-ENVIRONMENT = tuple(
-    os.strerror(e) for e in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EIO)
-)
+ENVIRONMENT = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EIO)
 
 
 def _environmental(exc: BaseException) -> bool:
-    """A failure of the machine (a full, read-only or failing disk), not of the tracker."""
-    return isinstance(exc, OSError) or any(text in str(exc) for text in ENVIRONMENT)
+    """A failure of the machine (a full, read-only or failing disk), not of the tracker or of
+    a path given to it (a folder where a file belongs is not a full disk); DuckDB reports it
+    in its message only."""
+    if isinstance(exc, OSError):
+        return exc.errno in ENVIRONMENT
+    return any(os.strerror(code) in str(exc) for code in ENVIRONMENT)
 
 
 if __name__ == "__main__":

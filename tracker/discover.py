@@ -24,7 +24,7 @@ import duckdb
 from ingest import project
 from ingest.errors import TrackerError
 from ingest.git import discovery, frameworks, proposals
-from ingest.git.history import resolve_branch
+from ingest.git.history import left_branch, resolve_branch
 from ingest.landing.raw import ensure_all_raw_tables, latest_payloads
 from ingest.project import read_seed
 from tracker import outputs
@@ -115,7 +115,7 @@ def discover_new(
     started = time.monotonic()
     repo = frameworks.repository(framework, source or row["repository_url"], row["main_branch"])
     ref = resolve_branch(repo, row["main_branch"])
-    if not repo.is_ancestor(last, ref):
+    if left_branch(repo, last, ref):
         return None  # a rewritten history is walked again in full by the ingest
     vocab = discovery.Vocabulary.build(
         read_seed("option_names"), read_seed("method_catalog"), leave_out=""

@@ -23,6 +23,7 @@ from typing import TextIO
 import duckdb
 import yaml
 
+from ingest.csvfiles import read_header, read_rows
 from ingest.errors import TrackerError
 from tracker import outputs
 
@@ -74,22 +75,26 @@ def second_reader_file(seeds: Path, review: str) -> Path:
 # --- the seed files ---------------------------------------------------------------------------
 
 
-def read_rows(path: Path) -> list[dict[str, str]]:
-    """A review file's rows; a missing file has none."""
-    if not path.exists():
-        return []
-    with path.open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
+def needed(review: str) -> tuple[str, ...]:
+    """The columns `tracker label` reads and writes in a review's seed and second reader's
+    file: the item's key, the answers and who answered."""
+    who = reviewer_column(review)
+    return (*key_columns(review), *ANSWERS[review], *((who,) if who else ()))
+
+
+def review_rows(seeds: Path, review: str, path: Path) -> list[dict[str, str]]:
+    """The rows of a review's seed or second reader's file (none if it is missing); either has
+    the seed's columns, in its order, as rows are appended to both."""
+    return read_rows(path, header(seeds, review), exact=True)
 
 
 def header(seeds: Path, review: str) -> list[str]:
-    """The seed's columns, from the seed itself (the second reader's file copies them)."""
+    """The seed's columns, from the seed itself (the second reader's file copies them), which
+    must hold every column the review writes."""
     path = seeds / f"{SEED[review]}.csv"
-    try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            return next(csv.reader(handle))
-    except (OSError, StopIteration) as exc:
-        raise TrackerError(f"cannot read the columns of {path}: {exc}") from None
+    if not path.exists():
+        raise TrackerError(f"no seed {path}: give the project's seeds folder with --seeds")
+    return read_header(path, needed(review))
 
 
 def append_rows(path: Path, columns: list[str], rows: list[dict[str, str]]) -> None:
@@ -358,7 +363,7 @@ def _codes(seeds: Path, review: str) -> dict[str, Choice]:
             "family": Choice("family", tuple(accepted_values(seeds, "paper_labels", "family"))),
         }
     if review == "failures":
-        catalog = [r["failure_code"] for r in read_rows(seeds / "failure_catalog.csv")]
+        catalog = [r["failure_code"] for r in read_rows(seeds / "failure_catalog.csv", CODE)]
         return {"kind": Choice("failure kind", tuple(catalog))}
     if review == "proposals":
         return {
@@ -373,7 +378,7 @@ def _codes(seeds: Path, review: str) -> dict[str, Choice]:
         forms = tuple(accepted_values(seeds, "paper_features", "change_form"))
         return {"change_form": Choice(FEATURES["change_form"], forms, NOT_STATED)}
     if review == "options":
-        catalog = [r["method_id"] for r in read_rows(seeds / "method_catalog.csv")]
+        catalog = [r["method_id"] for r in read_rows(seeds / "method_catalog.csv", METHOD)]
         tiers = tuple(accepted_values(seeds, "algorithm_locations", "default_tier"))
         return {
             "method": Choice("method", (*catalog, "not_a_method")),
@@ -398,6 +403,20 @@ FEATURES = {
     "evaluation_domains": "how many evaluation domains do its experiments cover?",
     "compute_reported": "does it report its compute (GPU hours, or devices and time)?",
 }
+
+
+# the columns each review's answers fill (the item's key and who answered come besides)
+ANSWERS = {
+    "papers": ("label", "family"),
+    "failures": ("failure_code", "is_failure_report"),
+    "proposals": ("is_proposal", "outcome", "reason"),
+    "concerns": ("concern",),
+    "features": tuple(FEATURES),
+    "options": ("method_id", "tier", "condition", "reason", "origin"),
+}
+# the columns read from the catalogs and discovery's queue
+CODE, METHOD = ("failure_code",), ("method_id",)
+SUGGESTION = ("framework", "field", "value", "method_id")
 
 
 def _features(session: Session, choices: dict[str, Choice]) -> dict[str, str]:
@@ -505,18 +524,18 @@ def queue(con: duckdb.DuckDBPyConnection, review: str, seeds: Path, blind: bool)
     if review in OPTION_REVIEWS:  # and what the unmapped gate or a refresh queued since
         items += [
             Item((r["framework"], r["field"], r["value"] or ""), None, r["method_id"] or None)
-            for r in read_rows(seeds / "option_suggestions.csv")
+            for r in read_rows(seeds / "option_suggestions.csv", SUGGESTION)
         ]
     target = seeds / f"{SEED[review]}.csv"
     if blind:
-        first = read_rows(target)
+        first = review_rows(seeds, review, target)
         reviewed: dict[tuple[str, ...], list[str]] = {}
         for row in first:
             reviewed.setdefault(key_of(review, row), []).append(row.get("failure_code", ""))
         # the failure kinds the first reader saw proposed travel along, hidden
         items = [Item(k, suggestion=",".join(v)) for k, v in reviewed.items()] + items
         target = second_reader_file(seeds, review)
-    done = {key_of(review, row) for row in read_rows(target)}
+    done = {key_of(review, row) for row in review_rows(seeds, review, target)}
     seen: set[tuple[str, ...]] = set()
     for item in items:
         if item.key not in done and item.key not in seen:
@@ -611,8 +630,8 @@ def _fields(review: str, rows: list[dict[str, str]]) -> dict[tuple[str, ...], di
 def agreement(seeds: Path, review: str) -> list[tuple[str, int, int, float | None]]:
     """Per field: the items both readers coded, how many they agree on, and Cohen's kappa. A
     concern is a field per code (raised or not, over the threads both coded)."""
-    first = _fields(review, read_rows(seeds / f"{SEED[review]}.csv"))
-    second = _fields(review, read_rows(second_reader_file(seeds, review)))
+    first = _fields(review, review_rows(seeds, review, seeds / f"{SEED[review]}.csv"))
+    second = _fields(review, review_rows(seeds, review, second_reader_file(seeds, review)))
     both = [k for k in first if k in second]
     if review == "concerns":
         codes = sorted({f for k in both for f in first[k] | second[k] if f != "concern:none"})

@@ -1,13 +1,18 @@
 """Output folders the tracker owns: it replaces a folder only if it made it.
 
 Every folder the tracker writes (release, report, site, snapshot) carries a marker,
-``.tracker-output.json``, naming its kind and every file in it. A folder may be replaced only
-when it is absent, empty, or marked with the same kind and holds nothing but the files its
-marker lists; anything else stops the command with the files in the way, before any work.
+``.tracker-output.json``, naming its kind and every file (and empty folder) in it. A folder may
+be replaced only when it is absent, empty, or marked with the same kind and holds nothing but
+what its marker lists; anything else, even an empty folder someone made inside it, stops the
+command with what is in the way, before any work. Two outputs of one command may not share or
+nest their folders: each is checked against the others before any is written.
 
 Writing happens in a hidden sibling (``.<name>.tracker-new-<pid>``, marked from its first
 moment) that is swapped in at the end, so a failure, a full disk or a kill leaves the previous
 folder whole; a sibling left by a killed run is recognised by its marker and removed next time.
+A file the tracker keeps (a seed it writes) is replaced the same way, through a sibling named
+for the writing process, which keeps the file's mode and which the next write removes if that
+process is gone.
 """
 
 import glob
@@ -15,8 +20,8 @@ import json
 import logging
 import os
 import shutil
-import tempfile
-from collections.abc import Iterator
+import stat
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -41,12 +46,16 @@ def _marker(folder: Path) -> dict | None:
 
 
 def _files(folder: Path) -> list[str]:
-    """Every file and link under ``folder`` (relative, sorted), the marker left out."""
+    """Every file and link under ``folder``, and every empty folder (ending in ``/``), relative
+    and sorted, the marker left out: an empty folder someone made inside an output is theirs, so
+    it counts as what it holds, and the tracker lists the empty folders it makes itself."""
     found = []
     for root, dirs, names in os.walk(folder):
         base = Path(root).relative_to(folder)
         found += [(base / n).as_posix() for n in names]
         found += [(base / d).as_posix() for d in dirs if Path(root, d).is_symlink()]
+        if not dirs and not names and root != str(folder):
+            found.append(base.as_posix() + "/")
     return sorted(f for f in found if f != MARKER)
 
 
@@ -86,19 +95,50 @@ def check_replaceable(target: Path, kind: str) -> None:
         )
 
 
+def check_targets(targets: dict[str, Path]) -> None:
+    """Stop before any work unless every output of a command (kind → folder) may be written
+    and each has a folder of its own: two that are one folder, or one inside another, would
+    mix their files."""
+    for kind, target in targets.items():
+        check_replaceable(target, kind)
+    _check_apart(targets)
+
+
+def _check_apart(targets: dict[str, Path]) -> None:
+    """Stop when two of ``targets`` (kind → folder) are one folder or one holds the other."""
+    seen: list[tuple[str, Path]] = []
+    for kind, target in targets.items():
+        place = target.resolve()
+        for other_kind, other in seen:
+            if place == other or other in place.parents or place in other.parents:
+                raise TrackerError(
+                    f"the {kind} ({target}) and the {other_kind} ({targets[other_kind]}) would "
+                    "share a folder: give each a folder of its own (tracker build writes the "
+                    "report and the site beside the release folder, as report/ and site/)"
+                )
+        seen.append((kind, place))
+
+
+# the folders this process is writing now (kind → folder): another output may not overlap them
+_writing: dict[str, Path] = {}
+
+
 def _write_marker(folder: Path, kind: str, files: list[str]) -> None:
     text = json.dumps({"kind": kind, "written_by": WRITTEN_BY, "files": files}, indent=1)
     (folder / MARKER).write_text(text + "\n")
 
 
-def _remove_stale_siblings(target: Path) -> None:
-    """Remove staging folders that killed runs left next to ``target`` (only marked ones whose
-    process is gone)."""
+def _remove_stale_siblings(target: Path, ours: Callable[[Path], bool]) -> None:
+    """Remove the staging siblings (folders or files) that killed runs left next to ``target``:
+    only those ``ours`` recognises, whose process is gone."""
     for sibling in target.parent.glob(f".{glob.escape(target.name)}.tracker-*-*"):
         pid = sibling.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and not _alive(int(pid)) and _marker(sibling) is not None:
+        if pid.isdigit() and not _alive(int(pid)) and ours(sibling):
             log.info("removing %s, left by an interrupted run", sibling)
-            shutil.rmtree(sibling, ignore_errors=True)
+            if sibling.is_dir():
+                shutil.rmtree(sibling, ignore_errors=True)
+            else:
+                sibling.unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:
@@ -114,13 +154,15 @@ def _alive(pid: int) -> bool:
 @contextmanager
 def replacing(target: Path, kind: str) -> Iterator[Path]:
     """A fresh folder to fill; on success it replaces ``target`` (see the module docstring)."""
-    assert kind in KINDS, kind
+    assert kind in KINDS and kind not in _writing, kind
     check_replaceable(target, kind)
+    _check_apart({**_writing, kind: target})
     stage = target.parent / f".{target.name}.tracker-new-{os.getpid()}"
     old = target.parent / f".{target.name}.tracker-old-{os.getpid()}"
+    _writing[kind] = target
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        _remove_stale_siblings(target)
+        _remove_stale_siblings(target, lambda s: s.is_dir() and _marker(s) is not None)
         shutil.rmtree(stage, ignore_errors=True)
         stage.mkdir()
         _write_marker(stage, kind, [])  # marked from the start, so a leftover is known as ours
@@ -140,22 +182,28 @@ def replacing(target: Path, kind: str) -> Iterator[Path]:
             f"writing {target} failed: {reason(exc)}; nothing at {target} was changed"
         ) from None
     finally:
+        del _writing[kind]
         shutil.rmtree(stage, ignore_errors=True)
         shutil.rmtree(old, ignore_errors=True)
 
 
 def replace_text(path: Path, text: str) -> None:
     """Replace a file the tracker keeps (a seed it writes) with ``text`` whole: written to a
-    temporary sibling, synced and renamed over it, so a reader or an interruption never sees
-    part of it."""
+    sibling (``.<name>.tracker-new-<pid>``), synced and renamed over it, so a reader or an
+    interruption never sees part of it. The file keeps its mode (a new one gets the umask's);
+    a sibling a killed run left is removed first, so none is ever committed by mistake."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    _remove_stale_siblings(path, lambda s: s.is_file() and not s.is_symlink())
+    temp = path.parent / f".{path.name}.tracker-new-{os.getpid()}"
+    temp.unlink(missing_ok=True)  # this process writes one copy at a time: a leftover is stale
     try:
+        handle = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            if path.exists():
+                os.fchmod(out.fileno(), stat.S_IMODE(path.stat().st_mode))
             out.write(text)
             out.flush()
             os.fsync(out.fileno())
         os.replace(temp, path)
     finally:
-        if os.path.exists(temp):
-            os.unlink(temp)
+        temp.unlink(missing_ok=True)

@@ -5,11 +5,11 @@ The verified metadata for catalog and cited papers lands through the same raw ta
 offline. Facts only: no abstracts.
 """
 
-import csv
 from collections.abc import Iterator
 from pathlib import Path
 
 from ingest import __version__
+from ingest.csvfiles import read_rows
 from ingest.errors import TrackerError
 from ingest.landing.raw import Record
 
@@ -23,20 +23,16 @@ def _split(value: str) -> list[str]:
 
 
 def read_csv(path: Path) -> Iterator[Record]:
-    """One record per CSV row; empty cells become nulls, so validation can hold them back."""
+    """One record per CSV row; empty cells become nulls, so validation can hold them back. A
+    file that cannot be read as CSV with these columns stops before any row is landed."""
     if not path.exists():
         raise TrackerError(f"no such metadata file: {path}")
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        missing = COLUMNS - set(reader.fieldnames or [])
-        if missing:
-            raise TrackerError(f"{path} lacks the columns {', '.join(sorted(missing))}")
-        for row in reader:
-            cells = {k: (v.strip() or None) for k, v in row.items() if k}
-            payload = {
-                **cells,
-                "authors": _split(cells["authors"] or ""),
-                "categories": _split(cells["categories"] or ""),
-                "metadata_source": "verified_csv",
-            }
-            yield Record(cells["arxiv_id"], payload, f"verified-csv:{path.name}", INGESTER_VERSION)
+    for row in read_rows(path, sorted(COLUMNS)):
+        cells = {k: (v.strip() or None) for k, v in row.items() if k}
+        payload = {
+            **cells,
+            "authors": _split(cells["authors"] or ""),
+            "categories": _split(cells["categories"] or ""),
+            "metadata_source": "verified_csv",
+        }
+        yield Record(cells["arxiv_id"], payload, f"verified-csv:{path.name}", INGESTER_VERSION)

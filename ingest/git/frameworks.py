@@ -30,6 +30,7 @@ from ingest.git.history import (
     Mined,
     Miner,
     State,
+    left_branch,
     open_repository,
 )
 from ingest.git.history import resolve_branch as branch_ref
@@ -142,11 +143,13 @@ def resume_state(
     if not landed:
         return State(), None, ""
     last = max(landed, key=lambda c: c["position"])
-    if not again and not repo.is_ancestor(last["sha"], ref):
-        again = f"{last['sha'][:12]} is no longer on main"
-    if again:
+    rewritten = left_branch(repo, last["sha"], ref)
+    if rewritten:  # said whatever the log level: the landed rows are about to be replaced
+        log.warning("%s: %s; mining its whole history again from the root", framework, rewritten)
+    elif again:
         log.info("%s: %s; mining its whole history again", framework, again)
-        return State(), None, again
+    if again or rewritten:
+        return State(), None, "; ".join(why for why in (again, rewritten) if why)
     listing = repo.git.ls_tree("-r", "-z", last["sha"])
     files = {}
     for entry in filter(None, listing.split("\x00")):

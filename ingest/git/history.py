@@ -149,6 +149,31 @@ def git_output(repo: git.Repo, *args: str, stdin: str = "") -> str:
     return done.stdout
 
 
+def left_branch(repo: git.Repo, sha: str, ref: str) -> str:
+    """Why the landed commit ``sha`` no longer leads to ``ref`` ('' while it does): a
+    force-pushed or rebased branch, or a clone of another history, has it nowhere or off the
+    branch. ``git merge-base --is-ancestor`` tells only an ancestor (0) from a commit off the
+    branch (1); a commit the repository lacks makes it fail (128), so that is asked first."""
+    try:
+        git_output(repo, "cat-file", "-e", f"{sha}^{{commit}}")
+    except git.GitCommandError:
+        return (
+            f"its last landed commit {sha[:12]} is not in this repository (the history was "
+            "rewritten, or the clone is of another history)"
+        )
+    try:
+        git_output(repo, "merge-base", "--is-ancestor", sha, ref)
+    except git.GitCommandError as exc:
+        if exc.status != 1:
+            raise TrackerError(
+                f"{repo.git_dir}: git cannot compare {sha[:12]} with {ref}: "
+                f"{str(exc.stderr).strip()} (check the repository with `git fsck`)"
+            ) from None
+        branch = ref.removeprefix("refs/heads/")
+        return f"its last landed commit {sha[:12]} is no longer on {branch} (force-pushed)"
+    return ""
+
+
 def missing_objects(repo: git.Repo, ref: str) -> frozenset[str]:
     """The objects ``ref``'s history names that the store lacks (a partial clone, a mirror
     without its large files), listed without reading or fetching any of them."""
