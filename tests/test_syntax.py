@@ -18,6 +18,16 @@ GSPO = [
 ]
 
 
+def test_force_added_overrides_set_keys_the_runs_yaml_lacks():
+    # a framework composing its YAML in struct mode (NeMo-RL, AReaL) refuses `key=value` for a
+    # key the YAML lacks; `++key=value` sets it either way, and reads back without the `++`
+    settings = [Setting("policy.router_replay.enabled", "true"), Setting("teacher.path", "<path>")]
+    fragment = syntax.check("override_add", settings)
+    assert shlex.split(fragment) == ["++policy.router_replay.enabled=true", "++teacher.path=<path>"]
+    with pytest.raises(syntax.SyntaxProblem):
+        syntax.parse("override_add", "policy.router_replay.enabled=true")
+
+
 def test_python_settings_are_one_constructor_call_that_python_reads():
     fragment = syntax.check("python", GSPO[:2] + [Setting("GRPOConfig.scale", "true")])
     assert (

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import yaml
 
-SYNTAXES = ("python", "override", "cli", "yaml", "toml", "swift")
+SYNTAXES = ("python", "override", "override_add", "cli", "yaml", "toml", "swift")
 _CLAUSE = r"(?:>=|<=|!=|=|>|<) [^ <>()]+(?: \([^()]*\))?"
 # `<noun>`, `<noun op operand>`, `<noun op field (its default) and op operand>`
 PLACEHOLDER = re.compile(rf"<[a-z]+(?: {_CLAUSE}(?: and {_CLAUSE})*)?>")
@@ -148,8 +148,11 @@ def render(syntax: str, settings: list[Setting], command: str | None = None) -> 
         body = "\n".join(
             f"{c}({', '.join(args)})" if c else ", ".join(args) for c, args in calls.items()
         )
-    elif syntax == "override":
-        body = " ".join(f"{s.field}={_shell_value(s.value)}" for s in settings)
+    elif syntax in ("override", "override_add"):
+        # `++` sets a key whether or not the run's YAML has it: a framework that composes its
+        # YAML in struct mode refuses a plain `key=value` for a key the YAML lacks
+        add = "++" if syntax == "override_add" else ""
+        body = " ".join(f"{add}{s.field}={_shell_value(s.value)}" for s in settings)
     elif syntax in ("cli", "swift"):
         parts = []
         for s in settings:
@@ -170,7 +173,7 @@ def render(syntax: str, settings: list[Setting], command: str | None = None) -> 
         raise SyntaxProblem(f"unknown option syntax {syntax!r}")
     if not command:
         return body
-    joined = syntax in ("override", "cli", "swift")
+    joined = syntax in ("override", "override_add", "cli", "swift")
     return f"{command} {body}".strip() if joined else f"{command}\n{body}".rstrip()
 
 
@@ -229,11 +232,12 @@ def _pairs(syntax: str, hidden: str, back, command: str | None) -> list[tuple[st
                     field = kw.arg if bare else f"{ast.unparse(call.func)}.{kw.arg}"
                     pairs.append((field, back(read)))
             return pairs
-        if syntax == "override":
-            return [
-                (key, back(value))
-                for key, _, value in (word.partition("=") for word in shlex.split(hidden))
-            ]
+        if syntax in ("override", "override_add"):
+            add = "++" if syntax == "override_add" else ""
+            pairs = [word.partition("=") for word in shlex.split(hidden)]
+            if any(not key.startswith(add) for key, _, _ in pairs):
+                raise SyntaxProblem("an override here is written ++key=value")
+            return [(key[len(add) :], back(value)) for key, _, value in pairs]
         if syntax in ("cli", "swift"):
             words = shlex.split(hidden)
             if syntax == "swift" and not command:
