@@ -4,7 +4,7 @@ Every command that reads a release (``download``, ``diff``, ``site --release``, 
 ``release --previous``, and the release a new one replaces) reads it through ``read``, so a file
 made elsewhere is checked before any of it is used: the manifest (every name, type, key, path,
 size and count in the form a release writes, and a total size a download can hold), every file
-it lists (a plain file, its declared size, its sha256), version.json, changes.json, changes.csv
+it lists (a plain file with its sha256), version.json, changes.json, changes.csv
 and history.json (their layout and the type of every value) and each table's Parquet file (its
 columns, types and rows as the manifest states them; the columns ``tracker diff`` and the
 version read of the types a release writes). Anything else is refused with one line naming the
@@ -170,19 +170,19 @@ def _fits(value: Any, shape: Any) -> bool:
 
 def conform(value: Any, shape: Any, where: str = "") -> None:
     """Raise _Mismatch naming the first value (by its path, ``where``) not of its shape."""
-    if isinstance(shape, Null):
-        if value is not None:
-            conform(value, shape.shape, where)
+    if isinstance(shape, Null) and value is None:
         return
-    if not _fits(value, shape):
+    if not _fits(value, shape.shape if isinstance(shape, Null) else shape):
         at = f"{where}: " if where else ""
         raise _Mismatch(f"{at}{_describe(value)} is not {_expected(shape)}")
+    if isinstance(shape, Null):
+        shape = shape.shape
     if isinstance(shape, list):
         for i, item in enumerate(value):
             conform(item, shape[0], f"{where}[{i}]")
     elif isinstance(shape, Each):
         for key, item in value.items():
-            conform(key, shape.key, f"{where} key" if where else "key")
+            conform(key, shape.key, f"a key of {where}" if where else "a key")
             conform(item, shape.shape, f"{where}.{key}" if where else key)
     elif isinstance(shape, dict):
         unknown = sorted(set(value) - set(shape))
@@ -286,11 +286,6 @@ def read(folder: Path, remedy: str) -> Release:
         path = folder / entry["path"]
         if path.is_symlink():
             raise TrackerError(f"{label} is a link, not a file of the release; {remedy}")
-        if path.is_file() and path.stat().st_size != entry["bytes"]:
-            raise TrackerError(
-                f"{label} is {path.stat().st_size} bytes, the manifest says {entry['bytes']} "
-                f"(altered or truncated); {remedy}"
-            )
         verify_file(path, entry["sha256"], label, remedy)
     listed = {entry["path"] for entry in manifest.get("files", [])}
     stated = {name: load(folder / name, remedy) for name in SHAPES if name in listed}
