@@ -224,7 +224,7 @@ def _extract(
         if member in files:  # a listed file it lacks is named as missing when checked
             with files[member]() as stream:
                 blocks = iter(lambda: stream.read(BLOCK), b"")
-                _copy_at_most(blocks, folder / name, limit, f"{archive}: {member}", remedy)
+                _copy_at_most(blocks, folder / name, limit, member, remedy)
 
     take("manifest.json", MAX_MANIFEST_BYTES)
     for _, entry in listed_files(release_files.read_manifest(folder, remedy)):

@@ -480,12 +480,13 @@ def search_index(con) -> str:
 
 
 def _remedy(release: Path) -> str:
+    """What to do about a release folder the site cannot use."""
     return f"write the release again (`tracker release --out {release}`)"
 
 
 def read_manifest(release: Path | None) -> dict | None:
     """The release's manifest once the release checks out against the schema of release files
-    (every listed file, its size, checksum and layout), or None when there is no release; any
+    (every listed file, its checksum and layout), or None when there is no release; any
     other stops the site with the file's name."""
     if release is None or not (release / "manifest.json").exists():
         return None
