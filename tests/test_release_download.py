@@ -251,36 +251,36 @@ def same_file(tables, _):
 
 
 HOSTILE = {
-    "table name": (rename_table, "is not a plain name"),
-    "column name": (first_column("name", inject), "is not a plain name"),
-    "type": (first_column("type", inject), "unknown type"),
-    "type with a clause": (first_column("type", "VARCHAR CHECK(1)"), "unknown type"),
-    "unknown type": (first_column("type", "GEOMETRY"), "unknown type"),
-    "primary key": (pk, "primary_key .* is not a list of its columns"),
-    "nullable": (first_column("nullable", "no; drop"), "nullable is not true/false"),
-    "path outside": (file_path("../../etc/passwd"), "is not a plain name"),
-    "absolute path": (file_path("/etc/passwd"), "is not a plain name"),
+    "table name": (rename_table, "a key of tables: .* is not a plain lower-case name"),
+    "column name": (first_column("name", inject), "columns.0..name: .* is not a plain lower-case"),
+    "type": (first_column("type", inject), "is not a column type a release writes"),
+    "type with a clause": (first_column("type", "VARCHAR CHECK(1)"), "not a column type"),
+    "unknown type": (first_column("type", "GEOMETRY"), "'GEOMETRY' is not a column type"),
+    "primary key": (pk, r"primary_key\[0\]: .* is not a plain lower-case name"),
+    "nullable": (first_column("nullable", "no; drop"), "nullable: 'no; drop' is not true or false"),
+    "path outside": (file_path("../../etc/passwd"), "is not a plain file name"),
+    "absolute path": (file_path("/etc/passwd"), "is not a plain file name"),
     "checksum": (
         lambda t, _: t["frameworks"]["files"]["csv"].update(sha256="'; drop"),
-        "no sha256",
+        "is not a sha256 checksum",
     ),
-    "rows": (lambda t, _: t["frameworks"].update(rows="7; drop"), "rows is not a number"),
+    "rows": (lambda t, _: t["frameworks"].update(rows="7; drop"), "rows: .* is not a whole"),
     "wrong row count": (
         lambda t, _: t["frameworks"].update(rows=70),
-        r"frameworks has \d+ rows, the manifest says 70",
+        r"frameworks.parquet \(table frameworks\) holds \d+ rows, the manifest says 70",
     ),
-    "swapped columns": (swap_columns, "its Parquet file holds columns"),
-    "wrong type": (first_column("type", "INTEGER"), "its Parquet file holds columns"),
-    "missing column": (lambda t, _: t["frameworks"]["columns"].pop(), "its Parquet file holds"),
+    "swapped columns": (swap_columns, r"frameworks.parquet \(table frameworks\) holds columns"),
+    "wrong type": (first_column("type", "INTEGER"), r"\(table frameworks\) holds columns"),
+    "missing column": (lambda t, _: t["frameworks"]["columns"].pop(), r"\) holds columns"),
     "duplicate column": (
         lambda t, _: t["frameworks"]["columns"].append(t["frameworks"]["columns"][0]),
         "names a column twice",
     ),
     "one file for two tables": (same_file, "one file for two tables"),
-    "no tables": (lambda t, _: t.clear(), "not a release manifest"),
+    "no tables": (lambda t, _: t.clear(), "it lists no tables"),
     "description control": (
         lambda t, _: t["frameworks"].update(description="a\x00b"),
-        "description is not plain text",
+        r"description: 'a\\x00b' is not text without control characters",
     ),
 }
 

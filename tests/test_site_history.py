@@ -190,7 +190,9 @@ def test_whats_new_says_when_there_is_no_history_and_a_broken_one_stops_the_site
     release = tmp_path / "release"
     release.mkdir()
     (release / "history.json").write_text('{"releases": [{"version": {}}]}')
-    with pytest.raises(TrackerError, match=r"history.json is unreadable or not a release history"):
+    with pytest.raises(
+        TrackerError, match=r"history.json refused: releases\[0\]\.version\.released_at is missing"
+    ):
         site.write(marts, tmp_path / "again", release)
 
 

@@ -9,7 +9,6 @@ track; a framework in one of them only is a ``new_framework`` or ``dropped_frame
 Every kind is defined in docs/outputs.md#changes.
 """
 
-import json
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -51,24 +50,41 @@ KEYS = (
 )
 NO_PREVIOUS = "no earlier release to compare with"
 
-# the columns each compared mart must have for the rules reading it
+# the types a column read here may have: those the marts are released with
+TEXT, WHEN, FLAG, TEXTS = ("VARCHAR",), ("DATE", "TIMESTAMP"), ("BOOLEAN",), ("VARCHAR[]",)
+NUMBER = ("INTEGER", "BIGINT")
+# the columns each compared mart must have for the rules reading it, with their types
 MARTS = {
-    "frameworks": ("framework", "repository_url"),
-    "methods": ("method_id", "name", "source_arxiv_id", "first_public_date"),
-    "method_frameworks": ("method_framework_id", "method_id", "framework", "tier",
-                          "first_landing_sha", "first_landing_date", "removed_sha",
-                          "removed_date", "present_at_snapshot"),
-    "option_equivalents": ("method_framework_id", "method_id", "framework", "fragment"),
-    "proposals": ("framework", "thread_number", "html_url", "created_at", "method_ids",
-                  "outcome"),
-    "failure_reports": ("framework", "thread_number", "html_url", "created_at",
-                        "failure_code", "is_confirmed"),
-    "removals": ("method_id", "framework", "relanded_sha", "relanded_date"),
-    "option_events": ("option_event_id", "method_id", "framework", "commit_sha", "committed_at",
-                      "event_type", "option_field", "old_default", "new_default", "tier"),
+    "frameworks": {"framework": TEXT, "repository_url": TEXT},
+    "methods": {"method_id": TEXT, "name": TEXT, "source_arxiv_id": TEXT,
+                "first_public_date": WHEN},
+    "method_frameworks": {"method_framework_id": TEXT, "method_id": TEXT, "framework": TEXT,
+                          "tier": TEXT, "first_landing_sha": TEXT, "first_landing_date": WHEN,
+                          "removed_sha": TEXT, "removed_date": WHEN, "present_at_snapshot": FLAG},
+    "option_equivalents": {"method_framework_id": TEXT, "method_id": TEXT, "framework": TEXT,
+                           "fragment": TEXT},
+    "proposals": {"framework": TEXT, "thread_number": NUMBER, "html_url": TEXT,
+                  "created_at": WHEN, "method_ids": TEXTS, "outcome": TEXT},
+    "failure_reports": {"framework": TEXT, "thread_number": NUMBER, "html_url": TEXT,
+                        "created_at": WHEN, "failure_code": TEXT, "is_confirmed": FLAG},
+    "removals": {"method_id": TEXT, "framework": TEXT, "relanded_sha": TEXT,
+                 "relanded_date": WHEN},
+    "option_events": {"option_event_id": TEXT, "method_id": TEXT, "framework": TEXT,
+                      "commit_sha": TEXT, "committed_at": WHEN, "event_type": TEXT,
+                      "option_field": TEXT, "old_default": TEXT, "new_default": TEXT,
+                      "tier": TEXT},
 }  # fmt: skip
 
-VERSION_COLUMNS = ("framework", "snapshot_sha", "snapshot_committed_at", "in_study")
+# the frameworks' columns a release's version is read from
+VERSION_COLUMNS = {
+    "framework": TEXT,
+    "snapshot_sha": TEXT,
+    "snapshot_committed_at": WHEN,
+    "in_study": FLAG,
+}
+# every column read here, by mart: a release is refused (tracker/release_files.py) when one it
+# holds has another type, so no rule meets a type it was not written for
+COLUMN_TYPES = {**MARTS, "frameworks": {**MARTS["frameworks"], **VERSION_COLUMNS}}
 # a landing's commit link, on the new release's repository of its framework
 COMMIT_URL = "(select repository_url from new_frameworks f where f.framework = {t}.framework)"
 # the frameworks both releases track: landings and threads are compared for these only
@@ -277,18 +293,6 @@ def version(folder: Path, snapshot_date: str | None, released: str | None) -> di
     finally:
         con.close()
     return {"released_at": released, "snapshot_date": snapshot_date, "frameworks": frameworks}
-
-
-def read_version(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
-    """The version a release states (version.json), or for a release older than version files
-    the one its snapshot date and frameworks table give (released_at unknown: null)."""
-    try:
-        stated = json.loads((folder / "version.json").read_text())
-    except (OSError, ValueError):
-        stated = None
-    if isinstance(stated, dict) and isinstance(stated.get("frameworks"), dict):
-        return stated
-    return version(folder, manifest.get("snapshot_date"), None)
 
 
 @dataclass(frozen=True)

@@ -108,11 +108,11 @@ def cmd_diff(args: argparse.Namespace) -> None:
 
     remedy = "check the path or URL, or download the release again"
     with (
-        download.obtained(args.old, remedy) as (old, old_manifest),
-        download.obtained(args.new, remedy) as (new, new_manifest),
+        download.obtained(args.old, remedy) as old,
+        download.obtained(args.new, remedy) as new,
     ):
-        versions = changes.read_version(old, old_manifest), changes.read_version(new, new_manifest)
-        found = changes.compare(old, new)
+        versions = old.stated_version(), new.stated_version()
+        found = changes.compare(old.folder, new.folder)
     if args.json:
         print(json.dumps({"old": versions[0], "new": versions[1], "comparable": found.comparable,
                           "notes": found.notes, "changes": found.changes}, indent=2,

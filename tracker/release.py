@@ -21,8 +21,9 @@ import yaml
 from ingest import __version__, sql
 from ingest.errors import TrackerError
 from ingest.project import PROJECT_ROOT
-from tracker import changes, download, outputs
+from tracker import changes, download, outputs, release_files
 from tracker.checksums import sha256_file
+from tracker.release_files import Release
 from tracker.snapshot import snapshot_date
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ def write(
     con: duckdb.DuckDBPyConnection,
     out_dir: Path = RELEASE_DIR,
     allow_shrink: bool = False,
-    compare_with: Path | None = None,
+    compare_with: Release | None = None,
 ) -> dict[str, Any]:
     """Write the release into ``out_dir``, replacing only a release the tracker wrote there."""
     with outputs.replacing(out_dir, "release") as folder:
@@ -77,14 +78,15 @@ def write(
 
 
 @contextmanager
-def compared_release(source: str | None) -> Iterator[Path | None]:
-    """The verified release ``--previous`` names (a folder, manifest URL or archive), for as long
-    as the release is written; None when none is named. A missing or tampered one stops."""
+def compared_release(source: str | None) -> Iterator[Release | None]:
+    """The checked release ``--previous`` names (a folder, manifest URL or archive), for as long
+    as the release is written; None when none is named. A missing, tampered or malformed one
+    stops."""
     if source is None:
         yield None
         return
-    with download.obtained(source, "give another --previous or none") as (folder, _):
-        yield folder
+    with download.obtained(source, "give another --previous or none") as got:
+        yield got
 
 
 def fill(
@@ -92,12 +94,13 @@ def fill(
     folder: Path,
     previous: Path,
     allow_shrink: bool = False,
-    compare_with: Path | None = None,
+    compare_with: Release | None = None,
 ) -> dict[str, Any]:
     """Write every mart, the manifest, the datapackage and the version and change files into the
     empty ``folder``; stop if a mart lost more than half the rows it had in the release at
     ``previous`` (the folder being replaced). Changes are computed against ``compare_with`` (a
-    verified release) or else the release at ``previous``, read before it is replaced."""
+    checked release) or else the release at ``previous``, read and checked before it is
+    replaced."""
     docs = mart_docs()
     built = {
         r[0]
@@ -157,20 +160,20 @@ def fill(
     return manifest
 
 
-def _replaced_release(previous: Path) -> tuple[Path | None, str]:
-    """The release being replaced, if there is one and it checks out against its manifest, or
-    else None and the note saying why; a tampered or unreadable one is a warning, not a stop."""
+def _replaced_release(previous: Path) -> tuple[Release | None, str]:
+    """The release being replaced, if there is one and it checks out against the schema of
+    release files, or else None and the note saying why; a tampered or malformed one is a
+    warning, not a stop."""
     if not (previous / "manifest.json").exists():
         return None, changes.NO_PREVIOUS
     try:
-        download.verify(previous, "the new release is compared with none")
+        return release_files.read(previous, "the new release is compared with none"), ""
     except TrackerError as exc:
         log.warning("warning: the release being replaced, %s: %s", previous, exc)
         return None, f"the release it replaces ({previous}) was not compared with: {exc}"
-    return previous, ""
 
 
-def _write_changes(folder: Path, version: dict[str, Any], base: Path | None, note: str) -> list:
+def _write_changes(folder: Path, version: dict[str, Any], base: Release | None, note: str) -> list:
     """version.json, changes.json, changes.csv and history.json (docs/outputs.md#changes): the
     changes since the release at ``base`` (None: none, for the reason ``note`` gives), and its
     history carried forward. Returns their manifest entries."""
@@ -178,9 +181,8 @@ def _write_changes(folder: Path, version: dict[str, Any], base: Path | None, not
         found = changes.Comparison(True, [note], [])
         previous, history = None, []
     else:
-        found = changes.compare(base, folder)
-        manifest = json.loads((base / "manifest.json").read_text())
-        previous, history = changes.read_version(base, manifest), _history(base)
+        found = changes.compare(base.folder, folder)
+        previous, history = base.stated_version(), _history(base)
     _write_json(folder / "version.json", version)
     _write_json(
         folder / "changes.json",
@@ -205,20 +207,14 @@ def _write_changes(folder: Path, version: dict[str, Any], base: Path | None, not
     ]
 
 
-def _history(base: Path) -> list[dict[str, Any]]:
-    """The entries a release carries forward from the one it compares with: its history.json, or
-    for a release older than history files its own changes.json, or nothing."""
-    try:
-        releases = json.loads((base / "history.json").read_text())["releases"]
-        if isinstance(releases, list):
-            return releases
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    try:
-        own = json.loads((base / "changes.json").read_text())
-        return [{"version": own["version"], "changes": own["changes"]}]
-    except (OSError, ValueError, KeyError, TypeError):
-        return []
+def _history(base: Release) -> list[dict[str, Any]]:
+    """The entries a release carries forward from the one it compares with (both checked): its
+    history.json, or for a release older than history files its own changes.json, or nothing."""
+    if base.history is not None:
+        return base.history
+    if base.changes is not None:
+        return [{"version": base.changes["version"], "changes": base.changes["changes"]}]
+    return []
 
 
 def _refuse_shrinking(tables: dict[str, Any], previous: Path) -> None:

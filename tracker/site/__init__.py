@@ -29,7 +29,7 @@ import duckdb
 import jinja2
 
 from ingest.errors import TrackerError
-from tracker import checksums, outputs, report
+from tracker import outputs, release_files, report
 from tracker.warehouse import require_marts
 
 # a framework name becomes a file name: only names that are safe as one
@@ -382,43 +382,19 @@ def feed(con, base_url: str | None) -> dict[str, Any]:
     }
 
 
-def check_history_entry(entry) -> None:
-    """Raise ValueError unless a release of history.json has what the pages show: a version
-    with its date, snapshot date and frameworks, and changes each with a kind and a summary."""
-    version, changes = entry["version"], entry["changes"]
-    if not (
-        isinstance(version["released_at"], str)
-        and isinstance(version["snapshot_date"], str | None)
-        and isinstance(version["frameworks"], dict)
-        and all(isinstance(f, dict | None) for f in version["frameworks"].values())
-    ):
-        raise ValueError("a release's version lacks its date or its frameworks")
-    if not isinstance(changes, list) or not all(
-        isinstance(c, dict) and isinstance(c.get("kind"), str) and isinstance(c.get("summary"), str)
-        for c in changes
-    ):
-        raise ValueError("a release's changes are not a list of changes with kind and summary")
-
-
 def read_history(release: Path | None) -> list[dict] | None:
     """The releases of the release's history.json, newest first, each with the frameworks whose
     snapshot moved since the release before it and its changes grouped by kind; None when there
-    is none. A history.json that is unreadable or not of the documented layout stops the site
-    with its name."""
-    path = release / "history.json" if release else None
-    if path is None or not path.is_file():
+    is none. A history.json not of the schema of release files (tracker/release_files.py) stops
+    the site with its name."""
+    if release is None:
         return None
     try:
-        releases = json.loads(path.read_text())["releases"]
-        if not isinstance(releases, list):
-            raise ValueError("releases is not a list")
-        for entry in releases:
-            check_history_entry(entry)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise TrackerError(
-            f"{path} is unreadable or not a release history ({exc}); write the release again "
-            f"(`tracker release --out {release}`)"
-        ) from None
+        releases = release_files.history(release, _remedy(release))
+    except TrackerError as exc:
+        raise TrackerError(f"release {release}: {exc}") from None
+    if releases is None:
+        return None
     history = []
     for i, entry in enumerate(releases):
         frameworks = entry["version"]["frameworks"]
@@ -503,44 +479,38 @@ def search_index(con) -> str:
     return f"window.TRACKER_METHODS = {text};\n"
 
 
+def _remedy(release: Path) -> str:
+    """What to do about a release folder the site cannot use."""
+    return f"write the release again (`tracker release --out {release}`)"
+
+
 def read_manifest(release: Path | None) -> dict | None:
-    """The release's manifest, or None when there is no release; a broken one stops the site."""
+    """The release's manifest once the release checks out against the schema of release files
+    (every listed file, its checksum and layout), or None when there is no release; any
+    other stops the site with the file's name."""
     if release is None or not (release / "manifest.json").exists():
         return None
     try:
-        return json.loads((release / "manifest.json").read_text())
-    except (OSError, ValueError) as exc:
-        raise TrackerError(f"{release / 'manifest.json'} is unreadable ({exc})") from None
-
-
-def _copy_checked(release: Path, listed: dict, into: Path) -> None:
-    """Copy one file the manifest lists, after checking its name (a plain file name, never a
-    path out of the folder) and its checksum."""
-    if not SAFE_NAME.match(str(listed.get("path"))):
-        raise TrackerError(f"{release / 'manifest.json'} lists a file unfit for a name: {listed!r}")
-    remedy = f"write the release again (`tracker release --out {release}`)"
-    source = release / listed["path"]
-    checksums.verify_file(source, listed["sha256"], f"release file {source}", remedy)
-    shutil.copyfile(source, into / listed["path"])
+        return release_files.read(release, _remedy(release)).manifest
+    except TrackerError as exc:
+        raise TrackerError(f"release {release}: {exc}") from None
 
 
 def copy_downloads(release: Path, manifest: dict, into: Path) -> dict[str, Any]:
-    """Copy the released files into the site (checked against the manifest) so the site can be
-    hosted alone; return what the downloads list offers."""
+    """Copy the released files into the site so the site can be hosted alone (the release was
+    checked, or just written); return what the downloads list offers."""
     into.mkdir()
     offered = []
-    for name, table in sorted(manifest.get("tables", {}).items()):
-        files = [f for _, f in sorted(table.get("files", {}).items())]
+    for name, table in sorted(manifest["tables"].items()):
+        files = [f for _, f in sorted(table["files"].items())]
         for f in files:
-            _copy_checked(release, f, into)
+            shutil.copyfile(release / f["path"], into / f["path"])
         offered.append({"name": name, "rows": table["rows"], "files": files})
     documents = [n for n in ("manifest.json", "datapackage.json") if (release / n).is_file()]
-    for name in documents:
-        shutil.copyfile(release / name, into / name)
-    # version.json, changes.json, changes.csv, history.json: checked as the tables' files are
-    for f in manifest.get("files", []):
-        _copy_checked(release, f, into)
+    # version.json, changes.json, changes.csv, history.json
     change_files = [f["path"] for f in manifest.get("files", [])]
+    for name in documents + change_files:
+        shutil.copyfile(release / name, into / name)
     return {"tables": offered, "documents": documents, "change_files": change_files}
 
 
