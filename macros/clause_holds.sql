@@ -57,7 +57,9 @@
             then 'ratio'
         when regexp_matches(lower({{ field }}), '(path|model|dir|file|teacher|dataset)') then 'path'
         when regexp_matches(lower({{ field }}), '(token|length|len$)') then 'tokens'
-        when regexp_matches(lower({{ field }}), '(^|[_.-])(n|num|size|group|samples)') then 'count'
+        when regexp_matches(lower({{ field }}), '(^|[_.-])name$') then 'name'
+        when regexp_matches(lower({{ field }}), '(^|[_.-])(n|num|size|group|samples)([_.-]|$)')
+            then 'count'
         when {{ value_type }} = 'int' then 'integer'
         when {{ value_type }} = 'float' then 'number'
         else 'value'
