@@ -63,11 +63,10 @@ select
         r.minimal_fragment,
         m.entry_command,
         case
+            when m.setting_kind = 'behaviour' and m.tier = 'default'
+                then 'on by default, nothing to set (built in at ' || m.implementing_path || ')'
             when m.setting_kind = 'behaviour'
-                then
-                    'built in'
-                    || case when m.tier = 'default' then ' (on by default)' else '' end
-                    || ': see ' || m.implementing_path
+                then 'built in: see ' || m.implementing_path
             when m.setting_kind = 'function'
                 then 'see ' || m.implementing_path || ': ' || m.option_value
             else 'see ' || m.implementing_path
