@@ -131,8 +131,9 @@ def _hostile(con: duckdb.DuckDBPyConnection, urls: list[str]) -> None:
     column set to hostile values, and a proposal and a failure report of gspo per hostile
     link."""
     con.execute("create table hostile (i integer, url varchar, text varchar)")
-    texts = [t.replace("\x00", "") for t in TEXTS]  # DuckDB's text ends at NUL
-    stored = [u.replace("\x00", "") for u in urls if "\ud800" not in u]  # UTF-8 only
+    # NUL and lone surrogates go into the release history (JSON) only: DuckDB keeps UTF-8 text
+    texts = [t.replace("\x00", "") for t in TEXTS]
+    stored = [u.replace("\x00", "") for u in urls if "\ud800" not in u]
     con.executemany(
         "insert into hostile values (?, ?, ?)",
         [(i, u, texts[i % len(texts)] + u) for i, u in enumerate(stored)],
@@ -151,7 +152,7 @@ def _hostile(con: duckdb.DuckDBPyConnection, urls: list[str]) -> None:
             continue
         value = "url" if "url" in column else "text"
         new = f"[{pick(value, k)}, {pick(value, k + 1)}]" if kind == "VARCHAR[]" else pick(value, k)
-        # names from the catalog, bound nowhere: quoted as identifiers they cannot be SQL
+        assert re.fullmatch(r"[a-z][a-z0-9_]*", table) and re.fullmatch(r"[a-z][a-z0-9_]*", column)
         con.execute(f'update marts."{table}" as t set "{column}" = {new}')
     con.execute(
         "insert into marts.proposals by name select 'verl' as framework, i as thread_number, "
@@ -178,6 +179,7 @@ def hostile_site(built, tmp_path_factory) -> Path:
         "select table_name from information_schema.tables "
         "where table_catalog = 'built' and table_schema = 'marts'"
     ).fetchall():
+        assert re.fullmatch(r"[a-z][a-z0-9_]*", table)
         con.execute(f'create table marts."{table}" as select * from built.marts."{table}"')
     con.execute("detach built")
     urls = nasty_urls()
