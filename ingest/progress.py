@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import TextIO
 
+from ingest import safe
+
 log = logging.getLogger(__name__)
 
 
@@ -45,7 +47,10 @@ class Lines:
 
 
 class Bars:
-    """Progress as rich bars on the terminal, one per task, with the count and the unit."""
+    """Progress as rich bars on the terminal, one per task, with the count and the unit. Rich
+    writes its own control sequences to the terminal itself, so the task names (which hold
+    data) and the lines printed while the bars are shown (which rich takes over) go through
+    ``safe.for_terminal`` here."""
 
     def __init__(self, stream: TextIO) -> None:
         from rich.console import Console
@@ -56,15 +61,19 @@ class Bars:
             BarColumn(),
             TextColumn("{task.fields[count]}"),
             TimeElapsedColumn(),
-            console=Console(file=stream),
+            console=Console(file=safe.raw(stream)),
         )
         self.tasks: dict[str, int] = {}
-        self.bars.start()
+        self.bars.start()  # standard output and error now go through rich, which restores them
+        if not isinstance(sys.stdout, safe.Terminal):
+            sys.stdout = safe.Terminal(sys.stdout)
+        if not isinstance(sys.stderr, safe.Terminal):
+            sys.stderr = safe.Terminal(sys.stderr)
 
     def update(self, task: str, done: int, total: int | None, unit: str) -> None:
-        count = f"{done}{f'/{total}' if total is not None else ''} {unit}"
+        count = safe.for_terminal(f"{done}{f'/{total}' if total is not None else ''} {unit}")
         if task not in self.tasks:
-            self.tasks[task] = self.bars.add_task(task, total=total, count=count)
+            self.tasks[task] = self.bars.add_task(safe.for_terminal(task), total=total, count=count)
         self.bars.update(self.tasks[task], completed=done, total=total, count=count)
 
     def close(self) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from ingest.errors import TrackerError
+from ingest.safe import XML_FORBIDDEN
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SEEDS = PROJECT_ROOT / "seeds"
@@ -21,6 +22,26 @@ DBT_PROJECT = PROJECT_ROOT / "dbt_project.yml"
 def read_seed(name: str) -> list[dict[str, str]]:
     with (SEEDS / f"{name}.csv").open(newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
+
+
+def check_seed_text(seeds: Path) -> None:
+    """Stop, naming the seed, row and column, at the first character XML 1.0 forbids (a control
+    character) in any seed: it would reach the site and the feed, which must stay well-formed,
+    and a seed is typed by hand, so the fix belongs there, not in a silent strip."""
+    for path in sorted(seeds.glob("*.csv")):
+        with path.open(newline="", encoding="utf-8") as handle:
+            reader = csv.reader(handle)
+            columns = next(reader, [])
+            for row, values in enumerate(reader, 1):
+                for i, text in enumerate(values):
+                    if found := XML_FORBIDDEN.search(text):
+                        column = columns[i] if i < len(columns) else f"number {i + 1}"
+                        raise TrackerError(
+                            f"{path} row {row} (line {reader.line_num}), column {column}: "
+                            "holds the control character "
+                            f"U+{ord(found[0]):04X}, which the site's feed cannot carry; "
+                            "remove it and run the command again"
+                        )
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import duckdb
 
 from ingest import processes
 from ingest.errors import TrackerError
-from ingest.project import PROJECT_ROOT
+from ingest.project import PROJECT_ROOT, check_seed_text
 from tracker import outputs, release, report, site, snapshot, warehouse
 from tracker.label import REVIEWS, left_to_review
 from tracker.warehouse import warehouse_path
@@ -192,6 +192,7 @@ def build(
     folders = {"release": release_dir, "report": report_dir, "site": site_dir}
     outputs.check_targets(folders)
     site.check_base_url(base_url)
+    check_seed_text(project / "seeds")
     started = time.monotonic()
     with (
         release.compared_release(previous) as compare_with,

@@ -14,7 +14,7 @@ from typing import NoReturn
 
 import duckdb
 
-from ingest import __version__, processes, progress
+from ingest import __version__, processes, progress, safe
 from ingest.arxiv import api, metadata, oai, windows
 from ingest.errors import TrackerError, reason
 from ingest.git import frameworks
@@ -586,6 +586,13 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; everything it prints shows data's control characters as escapes
+    (``ingest.safe.for_terminal``), so no thread title or release file drives the terminal."""
+    with safe.terminal_streams():
+        return _run(argv)
+
+
+def _run(argv: list[str] | None) -> int:
     args = parser().parse_args(argv)
     _log_to_stderr()
     processes.stop_on_termination()

@@ -559,11 +559,13 @@ def label(
     reviewer: str,
     blind: bool = False,
     source: TextIO = sys.stdin,
-    out: TextIO = sys.stdout,
+    out: TextIO | None = None,
 ) -> int:
     """Review items until none is left or the reviewer stops; each item's rows are written as
-    soon as it is answered. Returns how many items were written."""
-    session = Session(source, out)
+    soon as it is answered. Returns how many items were written. The questions go to ``out``
+    (default: standard output as it is when called, which the command line makes safe for a
+    terminal)."""
+    session = Session(source, out or sys.stdout)
     choices = _codes(seeds, review)
     columns = header(seeds, review)
     target = second_reader_file(seeds, review) if blind else seeds / f"{SEED[review]}.csv"

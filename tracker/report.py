@@ -7,6 +7,7 @@ the same marts give byte-identical files. A figure or table whose mart has no ro
 in words (and what fills it) instead of drawing nothing or inventing data.
 """
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -16,6 +17,7 @@ import duckdb
 import matplotlib
 import polars as pl
 
+from ingest import safe
 from tracker import outputs
 from tracker.warehouse import require_marts
 
@@ -485,16 +487,32 @@ def _text(value) -> str | None:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+# what Markdown reads as a link, an autolink, raw HTML or a table's cell border in a cell's text
+MARKDOWN_ACTIVE = re.compile(r"([\\\[\]<>|`])")
+
+
+def _cell(column: str, value) -> str:
+    """A value as a Markdown table cell that shows as text: a link column (``*_url``) keeps only
+    an address ``safe.link`` allows, and no text from data becomes a link or HTML."""
+    if column.endswith("_url"):
+        value = safe.link(value)
+    if value is None:
+        return ""
+    return MARKDOWN_ACTIVE.sub(r"\\\1", " ".join(str(value).splitlines()))
+
+
 def markdown(frame: pl.DataFrame, title: str, empty: str, lacking: Sequence[str] = ()) -> str:
     lines = [f"# {title}", ""]
     if lacking:
         lines += [f"Still empty: {'; '.join(lacking)}.", ""]
     if not frame.height:
         return "\n".join([*lines, empty, ""])
-    cell = lambda v: "" if v is None else str(v).replace("|", "\\|")  # noqa: E731
     lines.append("| " + " | ".join(frame.columns) + " |")
     lines.append("| " + " | ".join("---" for _ in frame.columns) + " |")
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.iter_rows()]
+    lines += [
+        "| " + " | ".join(_cell(c, v) for c, v in zip(frame.columns, row, strict=True)) + " |"
+        for row in frame.iter_rows()
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -10,11 +10,13 @@ history (when each framework added, changed or removed it), a "What's new" page 
 changes of each release in the release's history.json, and an Atom feed (feed.xml) carries the
 landings, removals and re-landings, newest first.
 
-Python holds only the queries and the page list; the HTML is in Jinja2 templates (autoescaped)
-and the stylesheet and script are files in static/. No server, CDN or fetch(): the search index
-is a script file, so pages work from file://. The released files are copied into downloads/ so
-the site can be hosted alone. The same warehouse gives the same bytes: every query orders its
-ties explicitly and nothing depends on the clock.
+Python holds only the queries and the page list; the HTML is in Jinja2 templates (autoescaped,
+every value written without the characters XML forbids, every link from data through the
+``link`` filter: https to GitHub or arXiv, else shown unlinked; ingest/safe.py) and the
+stylesheet and script are files in static/. No server, CDN or fetch(): the search index is a
+script file, so pages work from file://. The released files are copied into downloads/ so the
+site can be hosted alone. The same warehouse gives the same bytes: every query orders its ties
+explicitly and nothing depends on the clock.
 """
 
 import json
@@ -27,14 +29,17 @@ from typing import Any
 
 import duckdb
 import jinja2
+from markupsafe import Markup
 
+from ingest import safe
 from ingest.errors import TrackerError
 from tracker import outputs, release_files, report
 from tracker.warehouse import require_marts
 
 # a framework name becomes a file name: only names that are safe as one
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-# links taken from a release's history.json or given as --base-url: web addresses only
+# the site's own address (--base-url), which the feed's links start with: a web address only
+# (links from data go through ingest.safe.link instead)
 WEB_URL = re.compile(r"^https?://[^\s\"'<>]+$")
 # the feed carries the newest landings, removals and re-landings
 # (docs/outputs.md#whats-new-method-histories-and-the-feed)
@@ -160,12 +165,6 @@ def link_label(change: dict) -> str:
     return "arXiv" if "arxiv.org" in (change.get("url") or "") else "link"
 
 
-def web_url(url) -> str | None:
-    """A link read from a file, kept only when it is a web address (never javascript: or
-    a path)."""
-    return url if isinstance(url, str) and WEB_URL.match(url) else None
-
-
 def value(v) -> str:
     """A figure as text: yes/no for booleans, a dash for a value not known yet."""
     if v is None:
@@ -177,6 +176,14 @@ def value(v) -> str:
     return str(v)
 
 
+def shown(value: Any) -> Any:
+    """Every value a template writes, without the characters XML 1.0 forbids: the feed stays
+    well-formed XML and the pages valid HTML whatever the marts or a release file hold."""
+    if isinstance(value, Markup):
+        return Markup(safe.for_xml(value))
+    return safe.for_xml(value) if isinstance(value, str) else value
+
+
 ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("tracker.site", "templates"),
     autoescape=True,
@@ -184,6 +191,7 @@ ENV = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
     keep_trailing_newline=True,
+    finalize=shown,
 )
 ENV.filters.update(
     words=words,
@@ -195,7 +203,7 @@ ENV.filters.update(
     family=report.family_label,
     stamp=stamp,
     link_label=link_label,
-    web_url=web_url,
+    link=safe.link,
 )
 ENV.globals.update(tiers=TIERS, statements=STATEMENTS, changes=CHANGES)
 
