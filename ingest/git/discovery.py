@@ -208,15 +208,16 @@ class Vocabulary:
         return next(iter(found.items())) if len(found) == 1 else None
 
     def _tails(self) -> dict[str, str]:
-        """Catalog ids of three words or more without their first, when only one id has that
-        tail and a tail word says something (``clip_higher``, not ``policy_loss``)."""
+        """Catalog ids of three words or more without their first or their last word, when only
+        one id reads so and its words say something (``clip_higher``, ``unbiased_kl``; not
+        ``policy_loss``)."""
         if self._tail is None:
             tails: dict[str, set[str]] = {}
             for method in self.catalog:
                 parts = method.split("_")
-                tail = "_".join(parts[1:])
-                if len(parts) >= 3 and set(parts[1:]) - NAME_STOP_WORDS - {"kl", "is"}:
-                    tails.setdefault(tail, set()).add(method)
+                for words in (parts[1:], parts[:-1]) if len(parts) >= 3 else ():
+                    if set(words) - NAME_STOP_WORDS - PLAIN_RL_WORDS:
+                        tails.setdefault("_".join(words), set()).add(method)
             self._tail = {t: min(m) for t, m in tails.items() if len(m) == 1}
         return self._tail
 
@@ -225,7 +226,7 @@ class Vocabulary:
         ``switch_parts``, and those ``named_in`` looks for (``use_sapo_loss``,
         ``eps_clip_higher``)."""
         single = {w for w in self.method_words() if "_" not in w and w not in NAME_STOP_WORDS}
-        tails = {t.rsplit("_", 1)[-1] for t in self._tails()} - NAME_STOP_WORDS
+        tails = {w for t in self._tails() for w in t.split("_")} - NAME_STOP_WORDS - PLAIN_RL_WORDS
         return self.switch_parts() | single | tails
 
     def switch_parts(self) -> set[str]:
@@ -289,6 +290,8 @@ NAME_STOP_WORDS = GENERIC | {
 }  # fmt: skip
 
 
+# words every RL method's names use: a part of a catalog id needs a word besides these
+PLAIN_RL_WORDS = {"kl", "is", "on", "off", "rollout", "policy", "penalty", "seq", "sequence"}
 # words of a field's name that say it turns something on
 SWITCHING_WORDS = {"use", "enable", "enabled", "enables", "apply", "with"}
 

@@ -80,14 +80,17 @@ def map_value(field: str, value: str, vocab: Vocabulary, cited: set[str]) -> tup
         found = _dominant(vocab.switches.get(name, {}))
         if found:
             return found[0], True, f"field {name} mapped so in {', '.join(found[1])}"
+        # a name that spells a method out outweighs a word it shares with one method's switches
+        named = vocab.named_in(name)
+        if named and named[1]:
+            return named[0], True, f"the name {name} names {named[0]}"
         worded = vocab.worded(name)
         if worded:
             [(method, where)] = worded.items()
             shown = ", ".join(sorted(where))
             return method, True, f"a word of {name} names only {method}'s switches, in {shown}"
-        named = vocab.named_in(name)
         if named:
-            return named[0], named[1], f"the name {name} names {named[0]}"
+            return named[0], False, f"the name {name} names {named[0]}"
         return None, False, ""
     found = _dominant(vocab.pairs.get((name, word), {}))
     if found:
