@@ -23,6 +23,7 @@ from ingest.errors import TrackerError
 from tests.conftest import ROOT, tracker
 from tests.test_changes import edit
 from tracker import build, report, site
+from tracker.changes import KEYS
 
 SCHEMES = ["javascript", "data", "vbscript", "http", "file", "https"]
 # what browsers drop or ignore inside and around a scheme, and what ends a host early
@@ -186,19 +187,21 @@ def hostile_site(built, tmp_path_factory) -> Path:
     _hostile(con, urls)
     release = base / "release"
     release.mkdir()
+    # a release's schema refuses a time, date, kind or key of another form: the hostile text is
+    # in what is free text there
     changes = [
         {
+            **dict.fromkeys(KEYS),
             "kind": "new_landing",
             "summary": TEXTS[i % len(TEXTS)] + url,
             "url": url,
             "method_id": "gspo",
-            "number": None,
-            "commit": None,
         }  # fmt: skip
         for i, url in enumerate(urls)
     ]
-    version = {"released_at": "2026-12-08T06:00:00Z\x1b[2J", "snapshot_date": "2026-12-08",
-               "frameworks": {"TRL": {"sha": "<b>\x07"}}}  # fmt: skip
+    version = {"released_at": "2026-12-08T06:00:00Z", "snapshot_date": "2026-12-08",
+               "frameworks": {"TRL": {"sha": "<b>\x07", "committed_at": None,
+                                      "in_study": True}}}  # fmt: skip
     history = {"releases": [{"version": version, "changes": changes}]}
     (release / "history.json").write_text(json.dumps(history))
     figures = base / "figures"
