@@ -28,7 +28,7 @@ import subprocess
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import PurePosixPath
 
 import git
@@ -121,7 +121,6 @@ class Vocabulary:
     frameworks: set[str] = field(default_factory=set)  # the others' names, as folders go
     _kindred: dict[tuple[str, str], dict[str, set[str]]] = field(default_factory=dict)
     _worded: dict[str, dict[str, set[str]]] = field(default_factory=dict)
-    _tail: dict[str, str] | None = None
 
     @classmethod
     def build(
@@ -188,17 +187,18 @@ class Vocabulary:
 
     def named_in(self, name: str) -> tuple[str, bool] | None:
         """(method, confident) when a switch's own name names one method outright: a run of
-        its words that is a catalog id (``dual_clip_coef``), a catalog id without its first word
-        (``eps_clip_higher``: dapo_clip_higher), or one word that names a method on its own
-        (``use_sapo_loss``: sapo), which is confident only in a name that switches something
-        on (``use_``, ``enable``), as ``gae_lambda`` tunes GAE rather than turning it on."""
+        its words that is a catalog id (``dual_clip_coef``), a catalog id without its first or
+        last word (``eps_clip_higher``: dapo_clip_higher), or one word that names a method on
+        its own (``use_sapo_loss``: sapo), which is confident only in a name that switches
+        something on (``use_``, ``enable``), as ``gae_lambda`` tunes GAE rather than turning it
+        on."""
         words = [w for w in re.split(r"[._]", leaf(name)) if w]
         found: dict[str, bool] = {}
         for i in range(len(words)):
             for j in range(i + 1, len(words) + 1):
                 run = "_".join(words[i:j])
                 if j - i > 1:
-                    method = run if run in self.catalog else self._tails().get(run)
+                    method = run if run in self.catalog else self._tails.get(run)
                     if method:
                         found[method] = True
                 elif run not in NAME_STOP_WORDS and len(run) >= 3:
@@ -207,26 +207,25 @@ class Vocabulary:
                         found.setdefault(method, bool(set(words) & SWITCHING_WORDS))
         return next(iter(found.items())) if len(found) == 1 else None
 
+    @cached_property
     def _tails(self) -> dict[str, str]:
         """Catalog ids of three words or more without their first or their last word, when only
         one id reads so and its words say something (``clip_higher``, ``unbiased_kl``; not
         ``policy_loss``)."""
-        if self._tail is None:
-            tails: dict[str, set[str]] = {}
-            for method in self.catalog:
-                parts = method.split("_")
-                for words in (parts[1:], parts[:-1]) if len(parts) >= 3 else ():
-                    if set(words) - NAME_STOP_WORDS - PLAIN_RL_WORDS:
-                        tails.setdefault("_".join(words), set()).add(method)
-            self._tail = {t: min(m) for t, m in tails.items() if len(m) == 1}
-        return self._tail
+        tails: dict[str, set[str]] = {}
+        for method in self.catalog:
+            parts = method.split("_")
+            for words in (parts[1:], parts[:-1]) if len(parts) >= 3 else ():
+                if set(words) - NAME_STOP_WORDS - PLAIN_RL_WORDS:
+                    tails.setdefault("_".join(words), set()).add(method)
+        return {t: min(m) for t, m in tails.items() if len(m) == 1}
 
     def name_parts(self) -> set[str]:
         """Words that make a name worth reading wherever they stand in it: those of
         ``switch_parts``, and those ``named_in`` looks for (``use_sapo_loss``,
         ``eps_clip_higher``)."""
         single = {w for w in self.method_words() if "_" not in w and w not in NAME_STOP_WORDS}
-        tails = {w for t in self._tails() for w in t.split("_")} - NAME_STOP_WORDS - PLAIN_RL_WORDS
+        tails = {w for t in self._tails for w in t.split("_")} - NAME_STOP_WORDS - PLAIN_RL_WORDS
         return self.switch_parts() | single | tails
 
     def switch_parts(self) -> set[str]:

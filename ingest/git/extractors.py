@@ -245,16 +245,20 @@ def enum(source: str, selector: str, field: str) -> list[Observation]:
     return _choices(members, field, None)
 
 
-def _dispatches(test: ast.AST) -> bool:
-    """Whether an ``if`` test picks one case of a value (``x == "kl"``, ``x in ("a", "b")``): a
-    function returning per case is a dispatch, and what follows its returns is the next case,
-    not code under a condition."""
+def _one_test(test: ast.AST) -> bool:
+    """Whether an ``if`` test is one ``==`` or ``in`` (``x == "kl"``, ``"kl" == x``)."""
     return (
         isinstance(test, ast.Compare)
         and len(test.ops) == 1
         and isinstance(test.ops[0], ast.Eq | ast.In)
-        and isinstance(_literal(test.comparators[0]), str | tuple | list | set)
     )
+
+
+def _picks_cases(test: ast.AST) -> bool:
+    """Whether an ``if`` test picks literal cases of a value (``x == "kl"``, ``x in ("a",
+    "b")``): a function returning per case is a dispatch, and what follows its returns is the
+    next case, not code under a condition."""
+    return _one_test(test) and isinstance(_literal(test.comparators[0]), str | tuple | list | set)
 
 
 class Refusals:
@@ -274,16 +278,9 @@ class Refusals:
     def see(self, node: ast.AST) -> None:
         inside = id(node) in self._guarded
         if isinstance(node, ast.If):
-            test = node.test
-            if (
-                not inside
-                and not node.orelse
-                and all(isinstance(s, ast.Raise) for s in node.body)
-                and isinstance(test, ast.Compare)
-                and len(test.ops) == 1
-                and isinstance(test.ops[0], ast.Eq | ast.In)
-            ):
-                self._refused.add(id(test))
+            raises = all(isinstance(s, ast.Raise) for s in node.body)
+            if not inside and not node.orelse and raises and _one_test(node.test):
+                self._refused.add(id(node.test))
             self._guarded.update(id(s) for s in node.body + node.orelse)
         if inside and not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             self._guarded.update(id(c) for c in ast.iter_child_nodes(node))
@@ -295,7 +292,7 @@ class Refusals:
                 returned = returned or (
                     isinstance(stmt, ast.If)
                     and any(isinstance(s, ast.Return) for s in stmt.body)
-                    and not _dispatches(stmt.test)
+                    and not _picks_cases(stmt.test)
                 )
 
     def refused(self, node: ast.AST) -> bool:
