@@ -21,12 +21,13 @@ from tracker.build import dbt_command
 
 # a SYNTHETIC vocabulary: two other frameworks' reviewed rows and a catalog of synthetic methods
 CATALOG = [
-    {"method_id": m, "source_arxiv_id": a}
-    for m, a in (
-        ("synthetic_m1", "9999.00001"),
-        ("synthetic_m2", "9999.00002"),
-        ("synthpo", "9999.00003"),
-        ("synthetic_gamma_shift", "9999.00004"),
+    {"method_id": m, "source_arxiv_id": a, "name": n}
+    for m, a, n in (
+        ("synthetic_m1", "9999.00001", "Synthetic one"),
+        ("synthetic_m2", "9999.00002", "Synthetic two"),
+        ("synthpo", "9999.00003", "SynthPO"),
+        ("synthetic_gamma_shift", "9999.00004", "Synthetic gamma shift"),
+        ("synthetic_m5", "9999.00005", "Synthetic five (label flattening)"),
     )
 ]
 OTHERS = [
@@ -38,6 +39,8 @@ OTHERS = [
         ("OtherA", "algo.use_synth_bonus", "", "synthetic_m2"),
         ("OtherA", "kl_ctrl.type", "fixed", "synthetic_m2"),
         ("OtherB", "Cfg.bonus_weight", "", "synthetic_m2"),
+        ("OtherA", "algo.warp_ratio_q", "", "synthetic_m1"),
+        ("OtherB", "Cfg.q_warp", "", "synthetic_m1"),
     )
 ]
 
@@ -351,6 +354,29 @@ def test_a_switch_whose_own_name_names_a_method(tmp_path):
     }
     v = vocab()
     assert v.named_in("ActorConfig.synthpo_temperature") == ("synthpo", False)
+
+
+def test_a_switch_of_the_same_words_as_others_or_of_the_catalogs_words(tmp_path):
+    # `--eps-warp-q` has the words of algo.warp_ratio_q (OtherA) and Cfg.q_warp (OtherB) in
+    # another order and form; `--model.label_flattening` and `flatten_label_enable` say
+    # synthetic_m5's catalog name "(label flattening)"; `label_q` says neither in full
+    text = (
+        "import argparse\np = argparse.ArgumentParser()\n"
+        'p.add_argument("--eps-warp-q", type=float, default=0.0)\n'
+        'p.add_argument("--model.label_flattening", type=float, default=0.0)\n'
+        'p.add_argument("--flatten_label_enable", action="store_true")\n'
+        'p.add_argument("--label_q", type=float, default=0.0)\n'
+    )
+    p = proposed(tmp_path, [("2025-03-01", "synthfw/cli.py", text)])
+    assert mapped(p) == {
+        ("--eps-warp-q", ""): ("synthetic_m1", True),
+        ("--model.label_flattening", ""): ("synthetic_m5", True),
+        ("--flatten_label_enable", ""): ("synthetic_m5", True),
+    }
+    v = vocab()
+    assert v.phrased("DPOConfig.label_flattening") == "synthetic_m5"  # a class says nothing
+    assert v.phrased("label_flattening_warp") is None  # a word the phrase lacks
+    assert v.alike("warp") == {}  # one word, mapped by none on its own
 
 
 def test_discover_names_what_is_missing_in_one_line():

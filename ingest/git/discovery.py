@@ -117,6 +117,7 @@ class Vocabulary:
     choice_leaves: set[str] = field(default_factory=set)
     catalog: set[str] = field(default_factory=set)
     papers: dict[str, str] = field(default_factory=dict)  # arXiv id → method id
+    names: dict[str, str] = field(default_factory=dict)  # method id → its catalog name
     switch_words: dict[str, dict[str, set[str]]] = field(default_factory=dict)
     frameworks: set[str] = field(default_factory=set)  # the others' names, as folders go
     _kindred: dict[tuple[str, str], dict[str, set[str]]] = field(default_factory=dict)
@@ -129,6 +130,7 @@ class Vocabulary:
         vocab = cls()
         for row in catalog:
             vocab.catalog.add(row["method_id"])
+            vocab.names[row["method_id"]] = row.get("name") or ""
             if row.get("source_arxiv_id"):
                 vocab.papers[row["source_arxiv_id"]] = row["method_id"]
         for row in option_names:
@@ -168,7 +170,12 @@ class Vocabulary:
 
     def knows_field(self, name: str) -> bool:
         word = leaf(name)
-        return word in self.switches or word in self.choice_leaves or bool(self.worded(name))
+        return (
+            word in self.switches
+            or word in self.choice_leaves
+            or bool(self.worded(name))
+            or bool(self.alike(name))
+        )
 
     def worded(self, name: str) -> dict[str, set[str]]:
         """The method a switch is named for by a word only that method's switches use
@@ -207,6 +214,58 @@ class Vocabulary:
                         found.setdefault(method, bool(set(words) & SWITCHING_WORDS))
         return next(iter(found.items())) if len(found) == 1 else None
 
+    def alike(self, name: str) -> dict[str, set[str]]:
+        """The methods other frameworks' switches of the same words are mapped to, however
+        each spells or orders them (``--eps-clip-c``, ``clip_ratio_c``, ``ratio_clip_c`` and
+        ``c_clip`` are all ``clip c``). One word says enough only when two frameworks map it
+        so and none to another method (``entropy_coeff``)."""
+        key = switch_key(name)
+        methods = self._alike.get(key, {})
+        if len(key) >= 2:
+            return methods
+        return methods if len(methods) == 1 and len(min(methods.values())) >= 2 else {}
+
+    @cached_property
+    def _alike(self) -> dict[frozenset[str], dict[str, set[str]]]:
+        out: dict[frozenset[str], dict[str, set[str]]] = {}
+        for name, methods in self.switches.items():
+            if ":" in name:  # behaviour:, not a name
+                continue
+            for method, where in methods.items():
+                out.setdefault(switch_key(name), {}).setdefault(method, set()).update(where)
+        return out
+
+    def phrased(self, name: str) -> str | None:
+        """The method whose catalog id or name a switch's words say in full, in any order and
+        word form, with nothing else but words that say nothing (``--model.label_smoothing``:
+        cdpo, "Conservative DPO (label smoothing)"; ``--reward.normalize_enable``:
+        reward_normalisation)."""
+        words = stems(
+            w
+            for part in name.lstrip("-").split(".")
+            if not re.search(r"[A-Z]", part)  # a class (``DPOConfig``) says nothing alone
+            for w in part.split("_")
+        )
+        said = words - STOP_STEMS
+        methods = {m for phrase, m in self._phrases if phrase <= words and said <= phrase}
+        return methods.pop() if len(methods) == 1 else None
+
+    @cached_property
+    def _phrases(self) -> list[tuple[frozenset[str], str]]:
+        """Each method's phrases as stems: its id, the words in its name's brackets, and a
+        short name of its own (``Entropy bonus``); each with two words or more."""
+        out = []
+        for method, name in self.names.items():
+            texts = [method.replace("_", " "), *re.findall(r"\(([^)]*)\)", name)]
+            plain = re.sub(r"\([^)]*\)", " ", name)
+            if len(plain.split()) <= 3 and not re.search(r"[A-Z]{2}", plain):
+                texts.append(plain)
+            for text in texts:
+                phrase = stems(re.findall(r"[a-z0-9]+", text.lower())) - FUNCTION_WORDS
+                if len(phrase) >= 2 and phrase - STOP_STEMS:
+                    out.append((frozenset(phrase), method))
+        return out
+
     @cached_property
     def _tails(self) -> dict[str, str]:
         """Catalog ids of three words or more without their first or their last word, when only
@@ -223,10 +282,13 @@ class Vocabulary:
     def name_parts(self) -> set[str]:
         """Words that make a name worth reading wherever they stand in it: those of
         ``switch_parts``, and those ``named_in`` looks for (``use_sapo_loss``,
-        ``eps_clip_higher``)."""
+        ``eps_clip_higher``), and the words of ``phrased`` and ``alike`` in their usual forms."""
         single = {w for w in self.method_words() if "_" not in w and w not in NAME_STOP_WORDS}
         tails = {w for t in self._tails for w in t.split("_")} - NAME_STOP_WORDS - PLAIN_RL_WORDS
-        return self.switch_parts() | single | tails
+        stemmed = {s for phrase, _ in self._phrases for s in phrase - STOP_STEMS}
+        stemmed |= {s for key in self._alike for s in key if self.alike("_".join(key))}
+        spelled = {stem + ending for stem in stemmed for ending in ENDINGS}
+        return self.switch_parts() | single | tails | spelled
 
     def switch_parts(self) -> set[str]:
         """The words that name one method's switches in two frameworks (see ``worded``)."""
@@ -293,6 +355,46 @@ NAME_STOP_WORDS = GENERIC | {
 PLAIN_RL_WORDS = {"kl", "is", "on", "off", "rollout", "policy", "penalty", "seq", "sequence"}
 # words of a field's name that say it turns something on
 SWITCHING_WORDS = {"use", "enable", "enabled", "enables", "apply", "with"}
+
+
+ENDINGS = ("", "e", "s", "es", "ing", "ed", "er", "ise", "ize", "isation", "ization", "ised",
+           "ized", "ising", "izing", "ation")  # fmt: skip
+FUNCTION_WORDS = {"a", "an", "and", "or", "of", "the", "to", "in", "on", "for", "with", "by", "as"}
+SUFFIXES_STEMMED = ("isation", "ization", "ising", "izing", "ised", "ized", "ise", "ize", "ation",
+                    "ing", "ed", "er", "es", "s")  # fmt: skip
+
+
+def stem(word: str) -> str:
+    """A word without its ending, as names spell it in different forms: ``normalize``,
+    ``normalisation`` and ``normalization`` are ``normal``; ``smoothing`` is ``smooth``."""
+    word = word.lower()
+    for suffix in SUFFIXES_STEMMED:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 4 else word
+
+
+def stems(words: Iterable[str]) -> set[str]:
+    return {stem(w) for w in words if w}
+
+
+# words a switch's name holds besides what it switches: where it sits and that it switches
+STOP_STEMS = stems(
+    GENERIC | SWITCHING_WORDS | {"config", "cfg", "args", "arguments", "algorithm", "algo", "actor",
+    "trainer", "model", "train", "training", "loss", "coef", "coeff", "weight", "flag", "do"}
+)  # fmt: skip
+
+
+# words that only say a switch is a bound or a number: `eps_clip_c`, `clip_ratio_c`
+BOUND_WORDS = {"eps", "epsilon", "ratio", "factor", "value", "val", "param"}
+
+
+def switch_key(name: str) -> frozenset[str]:
+    """A switch's words as ``alike`` compares them: stems, without the words that say where it
+    sits, that it switches, or that it is a number."""
+    words = re.split(r"[._]", normalise(leaf(name)).replace("-", "_"))
+    return frozenset(stems(words) - STOP_STEMS - stems(BOUND_WORDS))
 
 
 def _name_words(name: str) -> set[str]:
@@ -569,7 +671,9 @@ def relevant(c: Candidate, vocab: Vocabulary) -> bool:
     ):
         return True
     return c.kind in ("field", "yaml", "compare") and (
-        vocab.knows_field(c.field) or vocab.named_in(c.field) is not None
+        vocab.knows_field(c.field)
+        or vocab.named_in(c.field) is not None
+        or vocab.phrased(c.field) is not None
     )
 
 

@@ -80,10 +80,17 @@ def map_value(field: str, value: str, vocab: Vocabulary, cited: set[str]) -> tup
         found = _dominant(vocab.switches.get(name, {}))
         if found:
             return found[0], True, f"field {name} mapped so in {', '.join(found[1])}"
+        found = _dominant(vocab.alike(name))
+        if found:
+            shown = ", ".join(found[1])
+            return found[0], True, f"a field of the same words as {name} mapped so in {shown}"
         # a name that spells a method out outweighs a word it shares with one method's switches
         named = vocab.named_in(name)
         if named and named[1]:
             return named[0], True, f"the name {name} names {named[0]}"
+        phrased = vocab.phrased(field)
+        if phrased:
+            return phrased, True, f"the name {field} says {phrased} in the catalog's words"
         worded = vocab.worded(name)
         if worded:
             [(method, where)] = worded.items()
