@@ -216,9 +216,15 @@ def test_recipes_named_for_a_method(tmp_path):
             ("2025-02-01", "recipe/synthetic_m2/main.py", "print('synthetic')\n"),
             ("2025-02-02", "synthfw/trainer/synthetic_m1_trainer.py", "x = 1\n"),
             ("2025-02-03", "examples/run_qwen_sft.sh", "synthetic"),
+            # a config in a folder named for no method, naming a catalog id run together;
+            # a module there is code, not a recipe
+            ("2025-02-04", "examples/math/gsm8k_syntheticm2.yaml", "lr: 1\n"),
+            ("2025-02-05", "examples/math/synthpo_tools.py", "x = 1\n"),
         ],
     )
+    assert mapped(p)[("recipe", "syntheticm2")] == ("synthetic_m2", True)
     assert rows(p) == {
+        ("examples/math/*.yaml", "recipe", "^(?:.*?[_.-])?(syntheticm2)(?:[_.-].*)?$", "recipe"),
         ("examples/*.sh", "recipe", "^(?:.*?[_.-])?(synthetic_m1)(?:[_.-].*)?$", "recipe"),
         ("recipe/*/**", "recipe", "^(?:.*?[_.-])?(synthetic_m2)(?:[_.-].*)?$", "recipe"),
         (

@@ -218,8 +218,10 @@ class Vocabulary:
         """The methods other frameworks' switches of the same words are mapped to, however
         each spells or orders them (``--eps-clip-c``, ``clip_ratio_c``, ``ratio_clip_c`` and
         ``c_clip`` are all ``clip c``). One word says enough only when two frameworks map it
-        so and none to another method (``entropy_coeff``)."""
+        so and none to another method (``entropy_coeff``); words all too plain say nothing."""
         key = switch_key(name)
+        if not key - stems(NAME_STOP_WORDS | PLAIN_RL_WORDS):  # `reward_scaling`: too plain
+            return {}
         methods = self._alike.get(key, {})
         if len(key) >= 2:
             return methods
@@ -265,6 +267,16 @@ class Vocabulary:
                 if len(phrase) >= 2 and phrase - STOP_STEMS:
                     out.append((frozenset(phrase), method))
         return out
+
+    @cached_property
+    def run_together(self) -> dict[str, str]:
+        """Catalog ids of two words or more written as one (``drgrpo``, ``liteppo``), as
+        recipe files name them."""
+        joined: dict[str, set[str]] = {}
+        for method in self.catalog:
+            if "_" in method and len(method.replace("_", "")) >= 5:
+                joined.setdefault(method.replace("_", ""), set()).add(method)
+        return {w: m.pop() for w, m in joined.items() if len(m) == 1 and w not in self.catalog}
 
     @cached_property
     def _tails(self) -> dict[str, str]:
@@ -321,7 +333,7 @@ class Vocabulary:
 
     def method_words(self) -> list[str]:
         """Values and ids that name a method on their own, longest first (a recipe's name)."""
-        words = {w for w in self.values if self.known(w)} | self.catalog
+        words = {w for w in self.values if self.known(w)} | self.catalog | set(self.run_together)
         words |= {
             value
             for (name, value), methods in self.pairs.items()
@@ -387,14 +399,15 @@ STOP_STEMS = stems(
 
 
 # words that only say a switch is a bound or a number: `eps_clip_c`, `clip_ratio_c`
-BOUND_WORDS = {"eps", "epsilon", "ratio", "factor", "value", "val", "param"}
+BOUND_WORDS = {"eps", "epsilon", "ratio", "factor", "param"}
 
 
 def switch_key(name: str) -> frozenset[str]:
     """A switch's words as ``alike`` compares them: stems, without the words that say where it
     sits, that it switches, or that it is a number."""
     words = re.split(r"[._]", normalise(leaf(name)).replace("-", "_"))
-    return frozenset(stems(words) - STOP_STEMS - stems(BOUND_WORDS))
+    # `value` stays: `gae_lambda_value` is the critic's lambda, not a number of `gae_lambda`
+    return frozenset(stems(words) - (STOP_STEMS - {stem("value")}) - stems(BOUND_WORDS))
 
 
 def _name_words(name: str) -> set[str]:
@@ -425,7 +438,8 @@ def recipe_pattern(words: list[str]) -> str:
 def recipe_of(path: str, named: re.Pattern) -> tuple[str, str, str] | None:
     """(path pattern, field, method word) when a path names a method by what it is called: a
     trainer module (``grpo_trainer.py``), an entry point (``train_ppo_ray.py``), or an entry of
-    an examples or recipe folder (``examples/dapo/...``, ``recipe/gspo/...``)."""
+    an examples or recipe folder (``examples/dapo/...``, ``recipe/gspo/...``), or a config or
+    script of theirs named so (``examples/math/gsm8k_drgrpo.yaml``)."""
     pure = PurePosixPath(path)
     if language(path) is None and pure.suffix in SUFFIXES:
         return None
@@ -440,11 +454,12 @@ def recipe_of(path: str, named: re.Pattern) -> tuple[str, str, str] | None:
     for i, part in enumerate(parts[:-1]):
         if part in RECIPE_FOLDERS:
             top = "/".join(parts[: i + 1])
-            if i + 2 < len(parts):  # a folder of its own
+            if i + 2 < len(parts):  # a folder of its own, or a config or script named so
                 found = named.match(parts[i + 1])
-                return (f"{top}/*/**", "recipe", found.group(1)) if found else None
+                if found or pure.suffix == ".py":  # a module deeper down is code, not a recipe
+                    return (f"{top}/*/**", "recipe", found.group(1)) if found else None
             found = named.match(stem)
-            return (f"{top}/*{pure.suffix}", "recipe", found.group(1)) if found else None
+            return (f"{where}*{pure.suffix}", "recipe", found.group(1)) if found else None
     return None
 
 

@@ -107,6 +107,9 @@ def map_value(field: str, value: str, vocab: Vocabulary, cited: set[str]) -> tup
         return found[0], True, f"{word} of a field like {name} mapped so in {', '.join(found[1])}"
     if word in vocab.catalog:
         return word, True, "the value is a catalog method id"
+    if word in vocab.run_together:
+        method = vocab.run_together[word]
+        return method, True, f"the value is the catalog method id {method} run together"
     method = vocab.known(value)
     if method:
         where = sorted(vocab.values[word][method])
