@@ -22,6 +22,7 @@ recorded, so renames and moves of files and classes give one row per path that e
 
 import ast
 import bisect
+import functools
 import logging
 import re
 import subprocess
@@ -220,7 +221,7 @@ class Vocabulary:
         ``c_clip`` are all ``clip c``). One word says enough only when two frameworks map it
         so and none to another method (``entropy_coeff``); words all too plain say nothing."""
         key = switch_key(name)
-        if not key - stems(NAME_STOP_WORDS | PLAIN_RL_WORDS):  # `reward_scaling`: too plain
+        if not key - PLAIN_STEMS:  # `reward_scaling`: too plain
             return {}
         methods = self._alike.get(key, {})
         if len(key) >= 2:
@@ -297,8 +298,10 @@ class Vocabulary:
         ``eps_clip_higher``), and the words of ``phrased`` and ``alike`` in their usual forms."""
         single = {w for w in self.method_words() if "_" not in w and w not in NAME_STOP_WORDS}
         tails = {w for t in self._tails for w in t.split("_")} - NAME_STOP_WORDS - PLAIN_RL_WORDS
-        stemmed = {s for phrase, _ in self._phrases for s in phrase - STOP_STEMS}
-        stemmed |= {s for key in self._alike for s in key if self.alike("_".join(key))}
+        # a phrase is said in full or not at all: its longest word opens the line
+        keys = [phrase - STOP_STEMS for phrase, _ in self._phrases]
+        keys += [key for key in self._alike if self.alike("_".join(key))]
+        stemmed = {max(sorted(key - PLAIN_STEMS or key), key=len) for key in keys if key}
         spelled = {stem + ending for stem in stemmed for ending in ENDINGS}
         return self.switch_parts() | single | tails | spelled
 
@@ -376,6 +379,7 @@ SUFFIXES_STEMMED = ("isation", "ization", "ising", "izing", "ised", "ized", "ise
                     "ing", "ed", "er", "es", "s")  # fmt: skip
 
 
+@functools.cache
 def stem(word: str) -> str:
     """A word without its ending, as names spell it in different forms: ``normalize``,
     ``normalisation`` and ``normalization`` are ``normal``; ``smoothing`` is ``smooth``."""
@@ -398,6 +402,7 @@ STOP_STEMS = stems(
 )  # fmt: skip
 
 
+PLAIN_STEMS = stems(NAME_STOP_WORDS | PLAIN_RL_WORDS)
 # words that only say a switch is a bound or a number: `eps_clip_c`, `clip_ratio_c`
 BOUND_WORDS = {"eps", "epsilon", "ratio", "factor", "param"}
 
