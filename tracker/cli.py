@@ -122,16 +122,21 @@ def cmd_diff(args: argparse.Namespace) -> None:
 
 
 def cmd_method(args: argparse.Namespace) -> int:
-    """Exit 0 with the card(s) or a list of near matches, 1 when nothing matches."""
+    """Exit 0 with the card(s) or a list of matches to choose from, 1 when nothing matches
+    (with the nearest spellings, when there are)."""
     con = connect(read_only=True)
-    cards, near = method_card.find(con, args.query)
-    if cards:
-        print("\n\n".join(method_card.card(con, method_id) for method_id, _ in cards))
+    found = method_card.find(con, args.query)
+    if found.paper or len(found.methods) == 1:
+        print("\n\n".join(method_card.card(con, m["id"]) for m in found.methods))
         return 0
-    if near:
-        print(f"{len(near)} methods match {args.query!r}; ask for one of them:")
-        _print_table(["method", "name"], near)
+    if found.methods:
+        print(f"{len(found.methods)} methods match {args.query!r}; ask for one of them:")
+        _print_table(["method", "name"], [(m["id"], m["name"]) for m in found.methods])
         return 0
+    if found.nearest:
+        near = ", ".join(f"{m['id']} ({m['name']})" for m in found.nearest)
+        print(f"tracker: no method matches {args.query!r}; nearest: {near}", file=sys.stderr)
+        return 1
     print(
         f"tracker: no method matches {args.query!r}: try an id (gspo), an arXiv id (2507.18071) "
         "or part of a name; `select method_id, name from marts.methods` lists them all",
