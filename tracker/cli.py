@@ -7,10 +7,11 @@ import json
 import logging
 import os
 import sys
+import textwrap
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import duckdb
 
@@ -28,18 +29,24 @@ from tracker import download, method_card, release, snapshot
 from tracker.label import REVIEWS
 from tracker.warehouse import connect, warehouse_path, writer
 
+if TYPE_CHECKING:  # the refresh imports the build, which is slow to import
+    from tracker.refresh import Refreshed
+
 
 def _words(summary: object) -> str:
     """An ingester's summary (a dataclass) as ``field name: value`` pairs, in words."""
     return "  ".join(f"{name.replace('_', ' ')}: {value}" for name, value in vars(summary).items())
 
 
-def _print_table(headers: list[str], rows: list[tuple]) -> None:
+def table(headers: list[str], rows: list[tuple]) -> list[str]:
     """Columns padded to their widest cell; nothing is cut (a terminal wraps long lines)."""
     cells = [headers] + [["" if v is None else str(v) for v in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    for row in cells:
-        print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+    return ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+
+
+def _print_table(headers: list[str], rows: list[tuple]) -> None:
+    print("\n".join(table(headers, rows)))
 
 
 # The build, report and site draw figures: matplotlib alone takes longer to import than
@@ -245,7 +252,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
         chosen, repos, args.release, args.offline, args.pause, args.jobs, base_url=args.base_url
     )
     print()
-    _print_table(refresh.HEADERS, done.rows())
+    print("\n".join(refresh_summary(done)))
     if done.build_error:
         print(f"tracker: error: the build failed: {done.build_error}", file=sys.stderr)
     elif done.built:
@@ -253,6 +260,24 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     else:
         print("no source refreshed, so nothing was built: the release is as it was")
     return done.exit_code
+
+
+def refresh_summary(done: "Refreshed") -> list[str]:
+    """A row per source, each reason and retry said once below it, all within 100 columns (the
+    details of each source are in the log above it)."""
+    from tracker.refresh import HEADERS
+
+    notes = [
+        part
+        for line in done.footnotes()
+        for part in textwrap.wrap(
+            line, SUMMARY_WIDTH, subsequent_indent="    ", break_on_hyphens=False
+        )
+    ]
+    return table(HEADERS, done.rows()) + notes
+
+
+SUMMARY_WIDTH = 100
 
 
 def _repos(items: list[str]) -> dict[str, str]:
