@@ -302,13 +302,17 @@ class Refreshed:
 
 
 def _merged(commands: list[str]) -> list[str]:
-    """Retry commands that differ only in their frameworks, as one: ``--framework`` repeats."""
+    """Retry commands that differ only in their frameworks, as one: ``--framework`` repeated, or
+    left out when it would name every framework (what the commands do by default)."""
+    every = set(frameworks.frameworks())
     merged: dict[str, list[str]] = {}
     for command in commands:
         head, _, rest = command.partition(" --framework ")
         merged.setdefault(head, []).append(rest)
-    return [head + "".join(f" --framework {rest}" for rest in rests if rest)
-            for head, rests in merged.items()]  # fmt: skip
+    return [
+        head if set(rests) == every else head + "".join(f" --framework {r}" for r in rests if r)
+        for head, rests in merged.items()
+    ]
 
 
 HEADERS = ["source", "fetched", "landed", "held back", "to label", "status"]
@@ -342,6 +346,7 @@ def refresh(
             return done
         done.built = True
         _to_label(outcomes)
-    for outcome in outcomes:
-        log.info("%s", outcome.details())
+    for outcome in outcomes:  # a skipped source has only its reason, said once in the summary
+        if not outcome.skipped:
+            log.info("%s", outcome.details())
     return done
