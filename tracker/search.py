@@ -2,8 +2,8 @@
 search box, so the terminal and the site find the same methods for the same words.
 
 Python makes each method's keys (its id, names and acronyms, spelled compactly) and the site's
-search index from them (tracker/site); the query's side is four small functions, `compact`,
-`initials`, `arxiv_id` and `distance`, which tracker/site/static/site.js repeats line for line
+search index from them (tracker/site); the query's side (how a query is read, `rank`, the order
+of the matches and `nearest`) is small, and tracker/site/static/site.js repeats it line for line
 (tests/test_search.py types the same queries into the site and into the CLI).
 
 A query matches, best first: an arXiv id (bare, ``arXiv:``, an abs or pdf URL, with or without
