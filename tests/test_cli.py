@@ -1,6 +1,7 @@
 """The `tracker` command as a user meets it: ingest, see what was held back, and why."""
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -333,3 +334,20 @@ def test_sql_writes_the_warehouse_through_a_writer_and_prompts_a_person(small, m
     prompt.expect(pexpect.EOF)
     prompt.close()
     assert prompt.exitstatus == 0
+
+
+def test_download_suggests_a_sql_command_that_works_on_the_file(built, tmp_path):
+    _, release = built
+    into = tmp_path / "got.duckdb"
+    got = tracker("download", str(release), "--into", str(into))
+    assert got.returncode == 0, got.stderr
+    suggested = got.stdout.splitlines()[-1]
+    assert suggested == f"query it with: tracker sql {into}"
+    methods = json.loads((release / "manifest.json").read_text())["tables"]["methods"]["rows"]
+    query = "select count(*) as methods from marts.methods"
+    asked = tracker(*suggested.removeprefix("query it with: tracker ").split(), "-c", query)
+    assert asked.returncode == 0 and asked.stdout.splitlines() == [
+        "methods",
+        str(methods),
+        "(1 row)",
+    ]
