@@ -1,15 +1,19 @@
 """The `tracker` command as a user meets it: ingest, see what was held back, and why."""
 
+import argparse
+import json
 import os
+import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from tests.conftest import ROOT, tracker
-from tracker import report
+from tracker import cli, report
 
 CSV = """arxiv_id,title,authors,first_version_date,primary_category,categories,source_url,confidence
 2507.18071,Group Sequence Policy Optimization,Chujie Zheng; Shixuan Liu,2025-07-24,cs.LG,cs.LG; cs.AI,https://arxiv.org/abs/2507.18071,high
@@ -74,6 +78,10 @@ def non_utf8(tmp_path: Path) -> str:
 
 
 ODD_INPUTS = {
+    "an unknown review table": (
+        lambda tmp: ["review", "--table", "nosuch"],
+        "invalid choice: 'nosuch' (choose from 'arxiv__abstracts', 'arxiv__papers'",
+    ),
     "a negative --limit": (
         lambda tmp: ["review", "--limit", "-1"],
         "tracker review: error: argument --limit: -1 is less than 1",
@@ -153,9 +161,24 @@ def test_repo_options_are_checked_before_any_work(warehouse):
     assert "--repo 'OpenRLHF=': give NAME=PATH_OR_URL" in empty.stderr
     twice = tracker("ingest", "frameworks", "--repo", "verl=/a", "--repo", "verl=/b")
     assert twice.returncode == 2 and "--repo names verl twice (/a, /b)" in twice.stderr
-    unknown = tracker("ingest", "frameworks", "--repo", "Verl=/a")
-    assert unknown.returncode == 2 and "unknown framework Verl" in unknown.stderr
+    unknown = tracker("ingest", "frameworks", "--repo", "Verll=/a")
+    assert unknown.returncode == 2
+    assert "unknown framework 'Verll': did you mean verl" in unknown.stderr
+    cased = tracker("ingest", "frameworks", "--repo", "Verl=/a", "--repo", "VERL=/b")
+    assert cased.returncode == 2 and "--repo names verl twice (/a, /b)" in cased.stderr
     assert not warehouse.exists()  # refused before the warehouse was touched
+
+
+def test_a_framework_is_named_in_any_case_and_a_misspelling_gets_the_nearest(warehouse):
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_TOKEN"}
+    cased = tracker("ingest", "github", "--framework", "Verl", "--framework", "nemo rl", env=env)
+    assert cased.returncode == 2 and "GITHUB_TOKEN" in cased.stderr  # accepted; then no token
+    misspelled = tracker("ingest", "github", "--framework", "opnrlhf", env=env)
+    assert misspelled.returncode == 2 and len(misspelled.stderr.splitlines()) == 1
+    assert "unknown framework 'opnrlhf': did you mean OpenRLHF" in misspelled.stderr
+    nothing_near = tracker("ingest", "github", "--framework", "megatron", env=env)
+    assert "choose from TRL, verl, OpenRLHF" in nothing_near.stderr
+    assert not warehouse.exists()
 
 
 @pytest.fixture
@@ -183,3 +206,148 @@ def test_a_full_disk_is_one_clear_line_and_leaves_nothing_half_written(built, ti
     landing = tracker("snapshot", "load", env={**env, "TRACKER_WAREHOUSE": str(tiny_disk / "w")})
     assert landing.returncode == 2 and "Traceback" not in landing.stderr
     assert "No space left on device" in landing.stderr.splitlines()[-1], landing.stderr
+
+
+def command_paths(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
+    """Every command the parser runs, with its parser: each subcommand, and each value of a
+    command's first positional that has choices (`tracker label papers`)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from command_paths(sub, (*path, name))
+            return
+    yield path, parser
+
+
+def documented_commands() -> set[tuple[str, ...]]:
+    """The commands docs/commands.md's table documents, as words after `tracker`: a cell's
+    `load …` after `tracker snapshot export …` is `snapshot load`; `a|b` is both."""
+    text = (ROOT / "docs" / "commands.md").read_text()
+    found: set[tuple[str, ...]] = set()
+    for cell in re.findall(r"^\| (`tracker .*?) \| ", text, re.M):
+        last: tuple[str, ...] = ()
+        for span in re.findall(r"`([^`]*)`", cell):
+            words = span.replace("\\|", "|").split()
+            path = [] if words[0] == "tracker" else list(last[:-1])
+            for word in words[1:] if words[0] == "tracker" else words:
+                names = word.split("|")
+                if not all(re.fullmatch(r"[a-z][a-z-]*", n) for n in names):
+                    break
+                if len(names) > 1:
+                    found |= {(*path, n) for n in names}
+                    path = []
+                    break
+                path.append(word)
+            if path:
+                found.add(last := tuple(path))
+    return found
+
+
+def test_every_option_and_argument_says_what_it_is():
+    missing = [
+        (" ".join(path), action.dest)
+        for path, command in command_paths(cli.parser())
+        for action in command._actions
+        if not isinstance(action, argparse._HelpAction | argparse._VersionAction)
+        and not action.help
+    ]
+    assert missing == []
+
+
+def test_the_help_lists_every_command_docs_commands_md_documents():
+    ran = set()
+    for path, command in command_paths(cli.parser()):
+        ran.add(path)
+        chosen = [a for a in command._actions if not a.option_strings and a.choices]
+        ran |= {(*path, value) for value in (chosen[0].choices if chosen else ())}
+    assert ran - {p[:1] for p in ran if len(p) > 1} == documented_commands()
+    shown = tracker("--help").stdout
+    for path in documented_commands():  # the top-level help names each command and subcommand
+        assert all(re.search(rf"\b{word}\b", shown) for word in path), path
+
+
+@pytest.fixture
+def small(tmp_path) -> Path:
+    """A DuckDB file with one table, as a downloaded release is one."""
+    path = tmp_path / "small.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("create schema marts")
+    con.execute("create table marts.methods as select * from (values ('gspo', 7), "
+                "('grpo', null)) as t (method_id, frameworks_count)")  # fmt: skip
+    con.close()
+    return path
+
+
+def test_sql_runs_a_script_from_standard_input_and_prints_tables(small):
+    script = "select method_id, frameworks_count from marts.methods order by 1;\nselect 42 as a;"
+    done = subprocess.run([sys.executable, "-m", "tracker.cli", "sql", str(small)], input=script,
+                          capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "method_id  frameworks_count",
+        "grpo       NULL",
+        "gspo       7",
+        "(2 rows)",
+        "a",
+        "42",
+        "(1 row)",
+    ]
+
+
+def test_sql_is_read_only_unless_told_and_names_a_missing_file(small, tmp_path):
+    insert = "insert into marts.methods values ('dpo', 1)"
+    refused = tracker("sql", str(small), "-c", f"select 1; {insert}; select 2")
+    assert refused.returncode == 1 and refused.stdout.splitlines() == ["1", "1", "(1 row)"]
+    assert refused.stderr == (
+        "tracker: error: the file is open read-only: run `tracker sql --write` to change it\n"
+    )
+    assert tracker("sql", str(small), "--write", "-c", insert).returncode == 0
+    counted = tracker("sql", str(small), "-c", "select count(*) as n from marts.methods")
+    assert counted.stdout.splitlines()[1] == "3"
+    bad = tracker("sql", str(small), "-c", "selec 1")
+    assert bad.returncode == 1 and bad.stderr.startswith("tracker: error: Parser Error: syntax")
+    assert len(bad.stderr.splitlines()) == 1
+    missing = tracker("sql", str(tmp_path / "absent.duckdb"), "-c", "select 1")
+    assert missing.returncode == 2 and len(missing.stderr.splitlines()) == 1
+    assert f"no DuckDB file at {tmp_path / 'absent.duckdb'}" in missing.stderr
+    assert not (tmp_path / "absent.duckdb").exists()
+
+
+def test_sql_writes_the_warehouse_through_a_writer_and_prompts_a_person(small, monkeypatch):
+    import pexpect
+
+    monkeypatch.setenv("TRACKER_WAREHOUSE", str(small))
+    assert tracker("sql", "--write", "-c", "create table marts.t as select 1 as x").returncode == 0
+    assert sorted(p.name for p in small.parent.iterdir()) == [".small.duckdb.lock", small.name]
+    prompt = pexpect.spawn(sys.executable, ["-m", "tracker.cli", "sql"], cwd=str(ROOT),
+                           encoding="utf-8", timeout=60)  # fmt: skip
+    prompt.expect_exact("sql> ")
+    prompt.sendline("select x + 41 as answer")
+    prompt.expect_exact("...> ")  # no semicolon yet: the statement goes on
+    prompt.sendline("from marts.t;")
+    prompt.expect_exact("(1 row)")
+    assert "answer" in prompt.before and "42" in prompt.before
+    prompt.expect_exact("sql> ")
+    prompt.sendline("drop table marts.t;")
+    prompt.expect_exact("read-only")
+    prompt.sendline(".quit")
+    prompt.expect(pexpect.EOF)
+    prompt.close()
+    assert prompt.exitstatus == 0
+
+
+def test_download_suggests_a_sql_command_that_works_on_the_file(built, tmp_path):
+    _, release = built
+    into = tmp_path / "got.duckdb"
+    got = tracker("download", str(release), "--into", str(into))
+    assert got.returncode == 0, got.stderr
+    suggested = got.stdout.splitlines()[-1]
+    assert suggested == f"query it with: tracker sql {into}"
+    methods = json.loads((release / "manifest.json").read_text())["tables"]["methods"]["rows"]
+    query = "select count(*) as methods from marts.methods"
+    asked = tracker(*suggested.removeprefix("query it with: tracker ").split(), "-c", query)
+    assert asked.returncode == 0 and asked.stdout.splitlines() == [
+        "methods",
+        str(methods),
+        "(1 row)",
+    ]

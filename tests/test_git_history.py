@@ -226,8 +226,8 @@ def test_the_cli_ingests_a_framework_from_a_local_path(history, warehouse):
     assert result.returncode == 0, result.stderr
     assert "commits walked: 1" in result.stdout
     assert "verl: 1/1 commits walked" in result.stderr  # progress, as lines: not a terminal
-    bad = tracker("ingest", "frameworks", "--framework", "Verl")
-    assert bad.returncode == 2 and "unknown framework Verl" in bad.stderr
+    bad = tracker("ingest", "frameworks", "--framework", "Verll")
+    assert bad.returncode == 2 and "unknown framework 'Verll': did you mean verl" in bad.stderr
     missing = tracker(
         "ingest",
         "frameworks",

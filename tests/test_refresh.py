@@ -25,6 +25,7 @@ from tests.test_arxiv import oai_page, oai_record
 from tests.test_pool import FIELD, history
 from tests.test_pool import project as pool_project
 from tracker import refresh
+from tracker.cli import refresh_summary
 
 SLUG = "verl-project/verl"
 CORE = "verl/trainer/ppo/core_algos.py"
@@ -168,7 +169,8 @@ def test_a_first_refresh_lands_every_source_and_builds_the_release(refreshed, st
     assert all(o.status == "ok" and not o.retry for o in first.outcomes)
     assert rows["frameworks: verl"].fetched == "5 commits walked"
     assert rows["arxiv"].fetched == "2 papers harvested"
-    assert rows["github: verl"].fetched == "1 threads, 1 timelines, 0 discussions"
+    assert rows["github: verl"].fetched == "1 threads, 0 discussions"
+    assert "1 threads, 0 discussions, 1 timelines, 4 landed" in rows["github: verl"].details()
     assert refreshed["counts"][0] == {
         "git__commits": (5, 5),
         "arxiv__papers": (2, 2),
@@ -185,7 +187,8 @@ def test_a_second_refresh_lands_exactly_the_new_commit_paper_and_thread(refreshe
     assert second.exit_code == 0 and second.built
     rows = by_source(second)
     assert rows["frameworks: verl"].fetched == "1 commits walked"
-    assert rows["github: verl"].fetched.startswith("1 threads, 1 timelines")
+    assert rows["github: verl"].fetched.startswith("1 threads, ")
+    assert "1 timelines, 4 landed" in rows["github: verl"].details()
     assert refreshed["counts"][1] == {
         "git__commits": (6, 6),  # one new commit, nothing landed twice
         "arxiv__papers": (3, 3),
@@ -278,9 +281,24 @@ def test_offline_and_without_a_token_say_what_was_skipped(refreshed, stand_ins):
         )
         assert rows["arxiv"].status == "skipped: --offline was given"
         assert rows["arxiv"].retry == "tracker ingest arxiv"
-        assert rows["github: verl"].status.startswith("skipped: no GITHUB_TOKEN (set GITHUB_TOKEN")
+        # offline is said before a missing token
+        assert rows["github: verl"].status == "skipped: --offline was given"
         # nothing refreshed and nothing was only skipped: no build
         assert done.exit_code == 1 and not done.built
+        summary = refresh_summary(done)
+        assert max(len(line) for line in summary) <= 100, summary
+        assert summary[1:4] == [
+            "frameworks: verl  -        0       0          -         failed [1]",
+            "arxiv             -        0       0          -         skipped [2]",
+            "github: verl      -        0       0          -         skipped [2]",
+        ]
+        notes = "\n".join(summary[4:])
+        assert notes.startswith("[1] failed: ") and str(tmp / "verl") in notes
+        assert notes.count("--offline was given") == 1 and "GITHUB_TOKEN" not in notes
+        assert (
+            "[2] skipped: --offline was given; retry alone: tracker ingest arxiv; tracker "
+            "ingest github --framework verl" in " ".join(notes.split())
+        )
     finally:
         (tmp / "verl-moved").rename(tmp / "verl")
     # arXiv unreachable: its source is skipped, the others refresh and the build runs
@@ -348,10 +366,13 @@ def test_a_clone_without_the_last_landed_commit_is_walked_from_its_root_and_all_
     rows = by_source(done)
     assert done.exit_code == 0 and done.built, done.rows()
     verl = rows["frameworks: verl"]
-    assert verl.status == "ok" and verl.fetched == (
-        f"6 commits walked (from the root: its last landed commit {landed_head[:12]} is not in "
-        "this repository (the history was rewritten, or the clone is of another history))"
+    assert verl.status == "ok" and verl.fetched == "6 commits walked"
+    assert verl.remark == (
+        f"walked from the root: its last landed commit {landed_head[:12]} is not in "
+        "this repository (the history was rewritten, or the clone is of another history)"
     )
+    summary = refresh_summary(done)  # the row points at its note, said below the table
+    assert summary[1].endswith("ok [1]") and summary[4].startswith("[1] walked from the root")
     assert rows["arxiv"].landed == 2 and rows["github: verl"].landed == 4
     con = duckdb.connect(str(wh), read_only=True)
     keys = {k for (k,) in con.execute("select record_key from raw.git__commits").fetchall()}
@@ -454,7 +475,7 @@ def test_a_refresh_finds_a_new_location_in_the_new_commits_and_queues_its_option
     done = again()
     assert done.exit_code == 0, done.build_error
     row = by_source(done)["frameworks: verl"]
-    assert "1 new locations found (waiting for review)" in row.fetched
+    assert "1 new locations found, waiting for review (tracker label options)" in row.remark
     assert row.to_label == {"options": 1}
     discovered = [
         (r["path_pattern"], r["extractor"], r["selector"])
@@ -463,9 +484,38 @@ def test_a_refresh_finds_a_new_location_in_the_new_commits_and_queues_its_option
     ]
     assert discovered == [("verl/trainer/ppo/extra.py", "registry", "register_adv_fn")]
     third = again()  # found once: nothing new the next time
-    assert "new locations found" not in by_source(third)["frameworks: verl"].fetched
+    assert "new locations found" not in by_source(third)["frameworks: verl"].remark
     assert [
         (r["path_pattern"], r["extractor"], r["selector"])
         for r in project.read_seed("algorithm_locations")
         if r["origin"] == "discovered"
     ] == discovered
+
+
+ELEVEN = ["TRL", "verl", "OpenRLHF", "NeMo-RL", "slime", "ROLL", "AReaL", "EasyR1", "SkyRL",
+          "prime-rl", "ms-swift"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("offline", "reason"),
+    [(True, "skipped: --offline was given"), (False, "skipped: no GITHUB_TOKEN (set GITHUB_TOKEN")],
+)
+def test_the_summary_fits_100_columns_and_says_why_once_for_every_framework(
+    monkeypatch, offline, reason
+):
+    """Every framework skipped for one reason: a short row each, the reason and the retry once
+    below (``--framework`` repeated for some). Without a token nothing connects anywhere."""
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    monkeypatch.setattr(refresh.socket, "create_connection", None)  # any connection fails
+    network = refresh.Network(offline)
+    done = refresh.Refreshed(refresh.refresh_github(ELEVEN, network))
+    summary = refresh_summary(done)
+    assert max(len(line) for line in summary) <= 100, summary
+    assert len(summary) > 12 and all(row.endswith("skipped [1]") for row in summary[1:12])
+    notes = " ".join(" ".join(summary[12:]).split())
+    assert notes.startswith(f"[1] {reason}") and notes.count("skipped") == 1
+    assert notes.endswith("retry alone: tracker ingest github")  # every framework: the default
+    some = refresh.Refreshed(refresh.refresh_github(ELEVEN[:3], network))
+    assert " ".join(" ".join(refresh_summary(some)[4:]).split()).endswith(
+        "retry alone: tracker ingest github --framework TRL --framework verl --framework OpenRLHF"
+    )

@@ -20,6 +20,16 @@ def test_the_readme_opens_with_exactly_two_commands():
     assert "pytest" in tests
 
 
+def test_the_test_command_waits_for_another_package_managers_lock():
+    """apt-get fails at once (exit 100) while another apt holds the lock, unless told to wait."""
+    _, tests = readme_commands()
+    update, install = re.findall(r"apt-get ([^&|)]*)", tests)
+    assert " update " in f" {update} " and " install " in f" {install} "
+    assert update.startswith("-o DPkg::Lock::Timeout=") and install.startswith(
+        "-o DPkg::Lock::Timeout="
+    )
+
+
 def test_ci_runs_the_readmes_test_command():
     ci = (ROOT / ".ci" / "run").read_text()
     assert "README.md" in ci and "sed -n 2p" in ci

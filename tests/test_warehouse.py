@@ -6,6 +6,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT, tracker
 from tracker import warehouse as wh
 
@@ -83,3 +85,30 @@ def test_a_failed_build_publishes_nothing_and_the_next_one_continues(tmp_path, m
     result = tracker("build", "--snapshot", str(snapshot), "--release", str(tmp_path / "r"))
     assert result.returncode == 2 and "git__commits.jsonl.gz" in result.stderr
     assert not live.exists() and not (tmp_path / "r").exists()
+
+
+def test_a_build_that_fails_before_writing_leaves_no_work_file(tmp_path, monkeypatch):
+    """No snapshot there: the build stops before landing anything, and leaves the warehouse as
+    it was and no work file for the next writer to continue from."""
+    live = tmp_path / "tracker.duckdb"
+    monkeypatch.setenv("TRACKER_WAREHOUSE", str(live))
+    release = ("--release", str(tmp_path / "r"))
+    gone = str(tmp_path / "nonexistent")
+    for existing in (False, True):
+        result = tracker("build", "--snapshot", gone, *release)
+        assert result.returncode == 2
+        assert result.stderr.splitlines()[-1].startswith("tracker: error: no snapshot manifest")
+        left = sorted(p.name for p in tmp_path.iterdir())
+        assert left == [".tracker.duckdb.lock", *(["tracker.duckdb"] if existing else [])]
+        if not existing:
+            with wh.writer("ingest arxiv-metadata") as con:  # a warehouse, written once
+                con.execute("create table t as select 1 as x")
+            before = live.read_bytes()
+    assert live.read_bytes() == before
+    # a writer that wrote, then failed, keeps its work: the next one continues from it
+    with pytest.raises(RuntimeError), wh.writing("build", publish_on_error=False) as work:
+        work.connect().execute("insert into t values (2)")
+        raise RuntimeError("dbt failed")
+    assert (tmp_path / ".tracker.duckdb.writing").exists()
+    with wh.writer("ingest arxiv-metadata") as con:
+        assert con.execute("select count(*) from t").fetchall() == [(2,)]

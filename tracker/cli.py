@@ -7,10 +7,11 @@ import json
 import logging
 import os
 import sys
+import textwrap
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import duckdb
 
@@ -20,13 +21,16 @@ from ingest.errors import TrackerError, reason
 from ingest.git import frameworks
 from ingest.github import threads
 from ingest.github.client import Client, token
-from ingest.landing import review
+from ingest.landing import review, validation
 from ingest.landing.raw import ensure_all_raw_tables, land_batch
 from ingest.landing.runs import ingest_run
 from ingest.project import PROJECT_ROOT, SEEDS, pool
-from tracker import download, method_card, release, snapshot
+from tracker import download, method_card, release, search, snapshot
 from tracker.label import REVIEWS
 from tracker.warehouse import connect, warehouse_path, writer
+
+if TYPE_CHECKING:  # the refresh imports the build, which is slow to import
+    from tracker.refresh import Refreshed
 
 
 def _words(summary: object) -> str:
@@ -34,12 +38,15 @@ def _words(summary: object) -> str:
     return "  ".join(f"{name.replace('_', ' ')}: {value}" for name, value in vars(summary).items())
 
 
-def _print_table(headers: list[str], rows: list[tuple]) -> None:
+def table(headers: list[str], rows: list[tuple]) -> list[str]:
     """Columns padded to their widest cell; nothing is cut (a terminal wraps long lines)."""
     cells = [headers] + [["" if v is None else str(v) for v in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    for row in cells:
-        print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+    return ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+
+
+def _print_table(headers: list[str], rows: list[tuple]) -> None:
+    print("\n".join(table(headers, rows)))
 
 
 # The build, report and site draw figures: matplotlib alone takes longer to import than
@@ -99,7 +106,7 @@ def cmd_download(args: argparse.Namespace) -> None:
     manifest = download.download(args.source, args.into, args.replace)
     tables = ", ".join(f"{n} ({t['rows']} rows)" for n, t in manifest["tables"].items())
     print(f"verified and installed into {args.into}: {tables}")
-    print(f"query it with: duckdb {args.into}")
+    print(f"query it with: tracker sql {args.into}")
 
 
 def cmd_diff(args: argparse.Namespace) -> None:
@@ -122,22 +129,44 @@ def cmd_diff(args: argparse.Namespace) -> None:
 
 
 def cmd_method(args: argparse.Namespace) -> int:
-    """Exit 0 with the card(s) or a list of near matches, 1 when nothing matches."""
+    """Exit 0 with the card(s) or a list of matches to choose from, 1 when nothing matches
+    (with the nearest spellings, when there are)."""
     con = connect(read_only=True)
-    cards, near = method_card.find(con, args.query)
-    if cards:
-        print("\n\n".join(method_card.card(con, method_id) for method_id, _ in cards))
+    found = method_card.find(con, args.query)
+    if found.paper or len(found.methods) == 1:
+        print("\n\n".join(method_card.card(con, m["id"]) for m in found.methods))
         return 0
-    if near:
-        print(f"{len(near)} methods match {args.query!r}; ask for one of them:")
-        _print_table(["method", "name"], near)
+    if found.methods:
+        print(f"{len(found.methods)} methods match {args.query!r}; ask for one of them:")
+        _print_table(["method", "name"], [(m["id"], m["name"]) for m in found.methods])
         return 0
+    if found.nearest:
+        near = ", ".join(f"{m['id']} ({m['name']})" for m in found.nearest)
+        print(f"tracker: no method matches {args.query!r}; nearest: {near}", file=sys.stderr)
+        return 1
     print(
         f"tracker: no method matches {args.query!r}: try an id (gspo), an arXiv id (2507.18071) "
         "or part of a name; `select method_id, name from marts.methods` lists them all",
         file=sys.stderr,
     )
     return 1
+
+
+def cmd_sql(args: argparse.Namespace) -> int:
+    """Exit 0 when every statement ran, 1 when one failed (said in one line), 2 when the file
+    cannot be opened."""
+    from tracker import sql
+
+    def show(headers: list[str], rows: list[tuple], count: str) -> None:
+        _print_table(headers, rows)
+        print(count)
+
+    with sql.opened(args.file, args.write) as con:
+        if args.command is None and sys.stdin.isatty():
+            sql.prompt(con, show)
+            return 0
+        script = sys.stdin.read() if args.command is None else args.command
+        return 0 if sql.run(con, script, show) else 1
 
 
 def cmd_review(args: argparse.Namespace) -> None:
@@ -240,7 +269,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
         chosen, repos, args.release, args.offline, args.pause, args.jobs, base_url=args.base_url
     )
     print()
-    _print_table(refresh.HEADERS, done.rows())
+    print("\n".join(refresh_summary(done)))
     if done.build_error:
         print(f"tracker: error: the build failed: {done.build_error}", file=sys.stderr)
     elif done.built:
@@ -248,6 +277,24 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     else:
         print("no source refreshed, so nothing was built: the release is as it was")
     return done.exit_code
+
+
+def refresh_summary(done: "Refreshed") -> list[str]:
+    """A row per source, each reason and retry said once below it, all within 100 columns (the
+    details of each source are in the log above it)."""
+    from tracker.refresh import HEADERS
+
+    notes = [
+        part
+        for line in done.footnotes()
+        for part in textwrap.wrap(
+            line, SUMMARY_WIDTH, subsequent_indent="    ", break_on_hyphens=False
+        )
+    ]
+    return table(HEADERS, done.rows()) + notes
+
+
+SUMMARY_WIDTH = 100
 
 
 def _repos(items: list[str]) -> dict[str, str]:
@@ -259,10 +306,10 @@ def _repos(items: list[str]) -> dict[str, str]:
             raise TrackerError(
                 f"--repo {item!r}: give NAME=PATH_OR_URL, e.g. --repo verl=/data/verl.git"
             )
+        [name] = _chosen([name])
         if name in repos:
             raise TrackerError(f"--repo names {name} twice ({repos[name]}, {where}): give one")
         repos[name] = where.strip()
-    _chosen(list(repos))
     return repos
 
 
@@ -286,12 +333,13 @@ def cmd_discover(args: argparse.Namespace) -> None:
     from tracker import discover
 
     repos = _repos(args.repo)
+    name = _canonical(args.framework) or args.framework  # discovery names one not in the seed
     with progress.shown():
-        summary = discover.run(args.framework, repos.get(args.framework), args.accept)
+        summary = discover.run(name, repos.get(name), args.accept)
     print(summary.words(), flush=True)
     print(
-        "next: `tracker ingest frameworks --framework "
-        f"{args.framework}` mines what was found; `tracker build` builds it"
+        f"next: `tracker ingest frameworks --framework {name}` mines what was found; "
+        "`tracker build` builds it"
     )
 
 
@@ -360,16 +408,32 @@ def _pause_option(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _canonical(name: str) -> str | None:
+    """A framework as the seed spells it, whatever the case or punctuation given (``Verl``,
+    ``nemo rl``); None when the seed has no such framework."""
+    known = {search.compact(k): k for k in frameworks.frameworks()}
+    return known.get(search.compact(name))
+
+
 def _chosen(names: list[str]) -> list[str]:
-    """The frameworks asked for (all by default); an unknown name is an error naming the others."""
-    known = frameworks.frameworks()
-    unknown = sorted(set(names) - set(known))
-    if unknown:
-        raise TrackerError(
-            f"unknown framework {', '.join(unknown)}: choose from {', '.join(known)} "
-            "(seeds/framework_repositories.csv)"
-        )
-    return names or list(known)
+    """The frameworks asked for (all by default), as the seed spells them; an unknown name is
+    an error naming the nearest, or else all of them."""
+    known = list(frameworks.frameworks())
+    chosen = []
+    for name in names:
+        found = _canonical(name)
+        if found is None:
+            near = [
+                k for k in known if search.distance(search.compact(name), search.compact(k)) <= 2
+            ]
+            advice = (
+                f"did you mean {' or '.join(near)}?" if near else f"choose from {', '.join(known)}"
+            )
+            raise TrackerError(
+                f"unknown framework {name!r}: {advice} (seeds/framework_repositories.csv)"
+            )
+        chosen.append(found)
+    return chosen or known
 
 
 def at_least(least: int | float) -> Callable[[str], int | float]:
@@ -435,7 +499,11 @@ def parser() -> argparse.ArgumentParser:
     _base_url(c)
     c.set_defaults(func=cmd_refresh)
 
-    c = sub.add_parser("ingest", help="land records from a source into the raw schema")
+    c = sub.add_parser(
+        "ingest",
+        help="land records from a source into the raw schema: arxiv-metadata, arxiv, github, "
+        "frameworks",
+    )
     isub = c.add_subparsers(title="sources", required=True, metavar="SOURCE")
     s = isub.add_parser("arxiv-metadata", help="verified arXiv metadata from a CSV")
     s.add_argument("csv", type=Path, help="CSV with arxiv_id, title, authors, first_version_date…")
@@ -471,7 +539,13 @@ def parser() -> argparse.ArgumentParser:
         help="for a window: OAI-PMH (ARXIV_OAI_URL, arXiv's route for bulk "
         "harvesting; the default) or the query API (ARXIV_API_URL)",
     )
-    s.add_argument("--page-size", type=at_least(1), default=200, metavar="N")
+    s.add_argument(
+        "--page-size",
+        type=at_least(1),
+        default=200,
+        metavar="N",
+        help="papers per request of the query API, for --via api (default 200)",
+    )
     _pause_option(s)
     s.set_defaults(func=cmd_ingest_arxiv)
 
@@ -512,17 +586,34 @@ def parser() -> argparse.ArgumentParser:
     )
     c.set_defaults(func=cmd_discover)
 
-    c = sub.add_parser("snapshot", help="export or load the bundled snapshot of raw records")
+    c = sub.add_parser(
+        "snapshot", help="export (write) or load (land) the bundled snapshot of raw records"
+    )
     ssub = c.add_subparsers(title="actions", required=True, metavar="ACTION")
     s = ssub.add_parser("export", help="write every raw table to the snapshot folder")
-    s.add_argument("--out", type=Path, default=snapshot.SNAPSHOT_DIR)
+    s.add_argument(
+        "--out",
+        type=Path,
+        default=snapshot.SNAPSHOT_DIR,
+        help="the snapshot folder to write (default snapshot/)",
+    )
     s.set_defaults(func=cmd_snapshot_export)
     s = ssub.add_parser("load", help="land the snapshot into the warehouse (idempotent)")
-    s.add_argument("--snapshot", type=Path, default=snapshot.SNAPSHOT_DIR)
+    s.add_argument(
+        "--snapshot",
+        type=Path,
+        default=snapshot.SNAPSHOT_DIR,
+        help="the snapshot folder to land (default snapshot/)",
+    )
     s.set_defaults(func=cmd_snapshot_load)
 
     c = sub.add_parser("release", help="write every mart as Parquet and CSV with a manifest")
-    c.add_argument("--out", type=Path, default=release.RELEASE_DIR)
+    c.add_argument(
+        "--out",
+        type=Path,
+        default=release.RELEASE_DIR,
+        help="the release folder to write (default release/)",
+    )
     _allow_shrink(c)
     _previous(c)
     c.set_defaults(func=cmd_release)
@@ -534,11 +625,21 @@ def parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_diff)
 
     c = sub.add_parser("report", help="the study's figures and tables, from the marts")
-    c.add_argument("--out", type=Path, default=PROJECT_ROOT / "report")
+    c.add_argument(
+        "--out",
+        type=Path,
+        default=PROJECT_ROOT / "report",
+        help="the report folder to write (default report/)",
+    )
     c.set_defaults(func=cmd_report)
 
     c = sub.add_parser("site", help="a static website of the marts (works offline from disk)")
-    c.add_argument("--out", type=Path, default=PROJECT_ROOT / "site")
+    c.add_argument(
+        "--out",
+        type=Path,
+        default=PROJECT_ROOT / "site",
+        help="the site folder to write (default site/)",
+    )
     c.add_argument("--release", type=Path, default=release.RELEASE_DIR,
                    help="the release folder the site links to")  # fmt: skip
     _base_url(c)
@@ -546,7 +647,12 @@ def parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("download", help="verify a release and install it as a DuckDB file")
     c.add_argument("source", help="release folder, URL of its manifest.json, or .zip/.tar.gz")
-    c.add_argument("--into", type=Path, default=Path("tracker-release.duckdb"))
+    c.add_argument(
+        "--into",
+        type=Path,
+        default=Path("tracker-release.duckdb"),
+        help="the DuckDB file to install into (default tracker-release.duckdb)",
+    )
     c.add_argument(
         "--replace",
         action="store_true",
@@ -562,9 +668,15 @@ def parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_method)
 
     c = sub.add_parser(
-        "label", help="review what the screens found, one item at a time (docs/review.md)"
+        "label",
+        help=f"review what the screens found ({', '.join(REVIEWS)}), one item at a time, or the "
+        "agreement of two readers (docs/review.md)",
     )
-    c.add_argument("review", choices=[*REVIEWS, "agreement"])
+    c.add_argument(
+        "review",
+        choices=[*REVIEWS, "agreement"],
+        help="the review to work through, or agreement (between two readers)",
+    )
     c.add_argument(
         "which",
         nargs="?",
@@ -579,9 +691,44 @@ def parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_label)
 
     c = sub.add_parser("review", help="list records held back by validation")
-    c.add_argument("--table", help="only this raw table, e.g. arxiv__papers")
-    c.add_argument("--limit", type=at_least(1), default=200, metavar="N")
+    tables = validation.suite_names()
+    c.add_argument(
+        "--table", choices=tables, metavar="T", help=f"only this raw table: {', '.join(tables)}"
+    )
+    c.add_argument(
+        "--limit",
+        type=at_least(1),
+        default=200,
+        metavar="N",
+        help="list at most N records (default 200)",
+    )
     c.set_defaults(func=cmd_review)
+
+    c = sub.add_parser(
+        "sql",
+        help="SQL on the warehouse or a downloaded release file: a prompt, or a script from -c "
+        "or standard input (read-only unless --write)",
+    )
+    c.add_argument(
+        "file",
+        nargs="?",
+        type=Path,
+        help="a DuckDB file, e.g. one `tracker download` installed (default: the warehouse)",
+    )
+    c.add_argument(
+        "-c",
+        "--command",
+        metavar="SQL",
+        help="run these statements and exit (without it: standard input when it is "
+        "not a terminal, else a prompt)",
+    )
+    c.add_argument(
+        "--write",
+        action="store_true",
+        help="allow changes (to the warehouse through a writer's work file, "
+        "published when the session ends)",
+    )
+    c.set_defaults(func=cmd_sql)
     return p
 
 

@@ -5,38 +5,18 @@ A practitioner asks "where is GSPO, and how do I turn it on?"; the card answers 
 release ships, so the terminal and the downloads never disagree.
 """
 
-import re
-
 import duckdb
 
+from tracker import search
 from tracker.warehouse import require_marts
 
 MARTS = ("methods", "method_frameworks", "option_equivalents")
 
 
-def find(con: duckdb.DuckDBPyConnection, query: str) -> tuple[list[tuple], list[tuple]]:
-    """(methods to show a card for, near matches to list): the method with that id, or every
-    method the paper with that arXiv id is the source of; else, when one method's id or name
-    contains the query, that one; else all those that do, as a list to choose from."""
+def find(con: duckdb.DuckDBPyConnection, query: str) -> search.Found:
+    """The methods ``query`` names (tracker/search.py: the site's search finds the same)."""
     require_marts(con, MARTS)
-    wanted = query.strip().lower().removeprefix("arxiv:")
-    wanted = ARXIV_VERSION.sub(r"\1", wanted)  # 2507.18071v2 is the paper 2507.18071
-    exact = con.execute(
-        "select method_id, name from marts.methods "
-        "where lower(method_id) = ? or source_arxiv_id = ? order by method_id",
-        [wanted, wanted],
-    ).fetchall()
-    if exact:
-        return exact, []
-    near = con.execute(
-        "select method_id, name from marts.methods "
-        "where contains(lower(method_id), ?) or contains(lower(name), ?) order by method_id",
-        [wanted, wanted],
-    ).fetchall()
-    return (near, []) if len(near) == 1 else ([], near)
-
-
-ARXIV_VERSION = re.compile(r"^(\d{4}\.\d{4,5})v\d+$")
+    return search.find(search.index(con), query)
 
 
 def _lag(days: int | None, upper: bool) -> str:

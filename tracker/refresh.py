@@ -51,6 +51,8 @@ class Outcome:
     status: str = "ok"
     retry: str = ""
     to_label: dict[str, int] = field(default_factory=dict)
+    remark: str = ""  # what else an ok source did (walked from the root, new locations)
+    more: str = ""  # what only the log says (timelines read)
 
     @property
     def failed(self) -> bool:
@@ -60,11 +62,17 @@ class Outcome:
     def skipped(self) -> bool:
         return self.status.startswith("skipped")
 
-    def waiting(self) -> str:
-        """Held back by validation, and the labels people still owe (`tracker label`)."""
-        parts = [f"{self.held_back} held back"]
-        parts += [f"{n} {kind} to label" for kind, n in self.to_label.items()]
-        return ", ".join(parts)
+    def note(self) -> str:
+        """What the summary says about this source below its table: why it was skipped or
+        failed, or what else it did; nothing for a plain ok."""
+        return self.status if self.status != "ok" else self.remark
+
+    def details(self) -> str:
+        """Everything about this source in words, for the log."""
+        labels = [f"{n} {kind} to label" for kind, n in self.to_label.items()]
+        parts = [self.fetched or "nothing fetched", self.more, self.remark, f"{self.landed} landed",
+                 f"{self.held_back} held back", *labels, self.status]  # fmt: skip
+        return f"{self.source}: " + ", ".join(p for p in parts if p)
 
 
 class Network:
@@ -151,16 +159,17 @@ def refresh_frameworks(
                 if isinstance(summary, TrackerError):
                     _failed(outcomes[name], summary, outcomes[name].retry)
                     continue
-                outcomes[name].fetched = f"{summary.commits_walked} commits walked" + (
-                    f" (from the root: {summary.mined_again})"
-                    if summary.mined_again != "no"
-                    else ""
-                )
+                outcomes[name].fetched = f"{summary.commits_walked} commits walked"
+                remarks = []
+                if summary.mined_again != "no":
+                    remarks.append(f"walked from the root: {summary.mined_again}")
                 new = found.get(name)
                 if new and new.locations:
-                    outcomes[
-                        name
-                    ].fetched += f", {new.locations} new locations found (waiting for review)"
+                    remarks.append(
+                        f"{new.locations} new locations found, waiting for review "
+                        "(tracker label options)"
+                    )
+                outcomes[name].remark = "; ".join(remarks)
                 _tally(con, outcomes[name], "run_id = ?", [summary.run])
                 outcomes[name].retry = ""
     except (TrackerError, OSError, duckdb.Error) as exc:  # the warehouse itself, not a source
@@ -199,11 +208,11 @@ def refresh_github(names: list[str], network: Network) -> list[Outcome]:
     outcomes = [Outcome(f"github: {name}") for name in names]
     retries = [f"tracker ingest github --framework {name}" for name in names]
     try:
-        secret = token()
+        secret, why = token(), None
     except TrackerError as exc:
-        why = f"no GITHUB_TOKEN ({exc})"
-        return [_skipped(o, why, r) for o, r in zip(outcomes, retries, strict=True)]
-    why = network.down(api_url())
+        secret, why = "", f"no GITHUB_TOKEN ({exc})"
+    if network.offline or not why:  # offline is said before a missing token
+        why = network.down(api_url())
     if why:
         return [_skipped(o, why, r) for o, r in zip(outcomes, retries, strict=True)]
     hub, known = Client(secret), frameworks.frameworks()
@@ -216,9 +225,9 @@ def refresh_github(names: list[str], network: Network) -> list[Outcome]:
                     issues = threads.ingest_threads(con, hub, name, slug, None)
                     discussions = threads.ingest_discussions(con, hub, name, slug)
                     outcome.fetched = (
-                        f"{issues.threads} threads, {issues.timelines} timelines, "
-                        f"{discussions.discussions} discussions"
+                        f"{issues.threads} threads, {discussions.discussions} discussions"
                     )
+                    outcome.more = f"{issues.timelines} timelines"
                 except TrackerError as exc:
                     _failed(outcome, exc, retry)
                 finally:
@@ -261,14 +270,52 @@ class Refreshed:
             return 2
         return 1 if any(o.failed for o in self.outcomes) else 0
 
+    def notes(self) -> list[tuple[str, list[Outcome]]]:
+        """Each thing the summary says below its table, once, with the sources it is about."""
+        notes: dict[str, list[Outcome]] = {}
+        for outcome in self.outcomes:
+            if outcome.note():
+                notes.setdefault(outcome.note(), []).append(outcome)
+        return list(notes.items())
+
     def rows(self) -> list[tuple[str, ...]]:
-        return [
-            (o.source, o.fetched or "-", str(o.landed), o.waiting(), o.status, o.retry)
-            for o in self.outcomes
-        ]
+        """One short row per source; its status points at its note ("skipped [1]")."""
+        numbers = {text: n for n, (text, _) in enumerate(self.notes(), start=1)}
+        rows = []
+        for o in self.outcomes:
+            status = o.status.split(":")[0]
+            if o.note():
+                status += f" [{numbers[o.note()]}]"
+            total = sum(o.to_label.values())
+            rows.append((o.source, o.fetched or "-", str(o.landed), str(o.held_back),
+                         str(total) if o.to_label else "-", status))  # fmt: skip
+        return rows
+
+    def footnotes(self) -> list[str]:
+        """The notes, numbered, each with the commands that retry its sources alone."""
+        lines = []
+        for n, (text, about) in enumerate(self.notes(), start=1):
+            retries = _merged([o.retry for o in about if o.retry])
+            retry = f"; retry alone: {'; '.join(retries)}" if retries else ""
+            lines.append(f"[{n}] {text}{retry}")
+        return lines
 
 
-HEADERS = ["source", "fetched", "landed", "waiting for review", "status", "retry with"]
+def _merged(commands: list[str]) -> list[str]:
+    """Retry commands that differ only in their frameworks, as one: ``--framework`` repeated, or
+    left out when it would name every framework (what the commands do by default)."""
+    every = set(frameworks.frameworks())
+    merged: dict[str, list[str]] = {}
+    for command in commands:
+        head, _, rest = command.partition(" --framework ")
+        merged.setdefault(head, []).append(rest)
+    return [
+        head if set(rests) == every else head + "".join(f" --framework {r}" for r in rests if r)
+        for head, rests in merged.items()
+    ]
+
+
+HEADERS = ["source", "fetched", "landed", "held back", "to label", "status"]
 
 
 def refresh(
@@ -299,4 +346,7 @@ def refresh(
             return done
         done.built = True
         _to_label(outcomes)
+    for outcome in outcomes:  # a skipped source has only its reason, said once in the summary
+        if not outcome.skipped:
+            log.info("%s", outcome.details())
     return done

@@ -8,7 +8,9 @@ with one atomic rename. So a reader never blocks a writer, sees the previous sta
 rename and the new state from its next connection on, and a failed build publishes nothing.
 
 A writer killed outright leaves its work file; the next writer continues from it (nothing
-landed is lost) unless the warehouse changed since, and marks the dead run ``interrupted``.
+landed is lost) unless the warehouse changed since, and marks the dead run ``interrupted``. A
+writer that fails before writing anything into a work file it made removes it: nothing is left
+to continue from.
 """
 
 import fcntl
@@ -167,6 +169,7 @@ class Workspace:
         self._base = folder / f".{name}.writing.json"
         self._held = ExitStack()
         self._connections: list[duckdb.DuckDBPyConnection] = []
+        self._made: list[int] | None = None  # the work file as this writer made it
 
     def open(self) -> None:
         """Take the writer lock and prepare the work file."""
@@ -188,9 +191,17 @@ class Workspace:
                 log.warning("%s is damaged: starting again from the warehouse", self.path.name)
         if base is not None:
             connect(read_only=True, path=self.published).close()  # a damaged one is named
-        self._discard()
+        if self.path.exists():
+            log.info("discarding %s: the warehouse changed since it was made", self.path.name)
+        self.discard()
         self._copy_published(base)
         self.mark_dead_runs()
+        self._made = _identity(self.path)
+
+    def unwritten(self) -> bool:
+        """Whether the work file is still as this writer made it: nothing was written."""
+        self.close_connections()  # a connection's last writes reach the file when it closes
+        return self._made is not None and _identity(self.path) == self._made
 
     def connect(self, read_only: bool = False) -> duckdb.DuckDBPyConnection:
         con = connect(read_only=read_only, path=self.path)
@@ -219,7 +230,7 @@ class Workspace:
         self.close_connections()
         self._checkpoint()
         if _identity(self.published) != self._recorded_base():
-            self._discard()
+            self.discard()
             raise TrackerError(
                 f"the warehouse {self.published} was replaced or written by another program "
                 "while this command ran, so its result was not published; run it again"
@@ -272,9 +283,8 @@ class Workspace:
         except (OSError, ValueError, KeyError, TypeError):
             return ["no record"]
 
-    def _discard(self) -> None:
-        if self.path.exists():
-            log.info("discarding %s: the warehouse changed since it was made", self.path.name)
+    def discard(self) -> None:
+        """Remove the work file and its record."""
         for path in (self.path, _wal(self.path), self._base):
             path.unlink(missing_ok=True)
 
@@ -289,7 +299,7 @@ class Workspace:
             self._base.write_text(json.dumps({"published": base}))
         except OSError as exc:
             partial.unlink(missing_ok=True)
-            self._discard()
+            self.discard()
             raise TrackerError(
                 f"cannot copy the warehouse {self.published} to work on it: {exc.strerror} "
                 f"({exc.filename}); the warehouse is unchanged"
@@ -308,14 +318,17 @@ def _fsync_folder(folder: Path) -> None:
 def writing(command: str, publish_on_error: bool = True) -> Iterator[Workspace]:
     """A writer's workspace, published when the block ends. An ingest publishes what it
     landed even when it stops early (each batch lands whole); a build (``publish_on_error``
-    False) publishes only on success, and keeps its work file for the next attempt."""
+    False) publishes only on success, and keeps its work file for the next attempt. One that
+    stops before writing anything leaves no work file."""
     work = Workspace(warehouse_path(), command)
     try:
         work.open()
         try:
             yield work
         except BaseException:
-            if publish_on_error:
+            if work.unwritten():
+                work.discard()
+            elif publish_on_error:
                 try:
                     work.publish()
                 except (TrackerError, OSError, duckdb.Error) as exc:  # kept for the next run

@@ -33,7 +33,7 @@ from markupsafe import Markup
 
 from ingest import safe
 from ingest.errors import TrackerError
-from tracker import outputs, release_files, report
+from tracker import outputs, release_files, report, search
 from tracker.warehouse import require_marts
 
 # a framework name becomes a file name: only names that are safe as one
@@ -475,14 +475,9 @@ def framework_index(con) -> dict[str, Any]:
 
 
 def search_index(con) -> str:
-    """The methods the search box finds, as a script that sets a global (works from file://)."""
-    entries = [
-        {"id": i, "name": n, "arxiv": a or "", "family": report.family_label(f), "count": c}
-        for i, n, a, f, c in con.execute(
-            "select method_id, name, source_arxiv_id, family, frameworks_count "
-            "from marts.methods order by method_id"
-        ).fetchall()
-    ]
+    """The methods the search box finds (tracker/search.py, whose keys the box matches as
+    `tracker method` does), as a script that sets a global (works from file://)."""
+    entries = [{**e, "family": report.family_label(e["family"])} for e in search.index(con)]
     text = json.dumps(entries, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return f"window.TRACKER_METHODS = {text};\n"
 
