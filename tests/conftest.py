@@ -118,3 +118,37 @@ def dated_commits(path: Path, steps: list[tuple[str, str, str]]) -> git.Repo:
         with repo.git.custom_environment(GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when):
             repo.git.commit("-m", day)
     return repo
+
+
+# a test that asks for one of these fixtures gets its marker, so the marker cannot drift
+MARKED_BY_FIXTURE = {"built": "build", "browser": "browser", "httpserver": "network_stand_in"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test by the fixtures it uses (directly or through other fixtures)."""
+    for item in items:
+        for fixture, marker in MARKED_BY_FIXTURE.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(marker)
+
+
+def dbt_traces() -> dict[Path, int]:
+    """The files every dbt run of this session writes or rewrites (its results, its parse, its
+    log: in the folders of ``dbt_state``), by when each was last written."""
+    target, logs = Path(os.environ["DBT_TARGET_PATH"]), Path(os.environ["DBT_LOG_PATH"])
+    folders = [target, target / "tracker", logs]
+    return {p: p.stat().st_mtime_ns for f in folders if f.is_dir() for p in f.iterdir()}
+
+
+@pytest.fixture(autouse=True)
+def dbt_runs_only_in_build_tests(request, dbt_state) -> Iterator[None]:
+    """A test that runs dbt is marked `build`, so the inner loop (`-m "not build and not
+    browser"`) stays quick: an unmarked one whose dbt wrote in this session's dbt folders (as
+    every dbt the tracker or a test starts does, unless given folders of its own) fails here."""
+    if request.node.get_closest_marker("build"):
+        yield
+        return
+    before = dbt_traces()
+    yield
+    if dbt_traces() != before:
+        pytest.fail(f"{request.node.nodeid} runs dbt: mark it `build` (pyproject.toml's markers)")

@@ -26,6 +26,8 @@ from tests.test_pool import history
 from tests.test_pool import project as pool_project
 from tracker.build import dbt_command
 
+pytestmark = pytest.mark.network_stand_in  # and build, by its own `built`
+
 SLUG = "verl-project/verl"
 TITLE_2 = "Synthetic method two for reinforcement learning of language models"
 MAINTAINER = "synthetic-maintainer"
