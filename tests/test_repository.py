@@ -1,4 +1,5 @@
-"""Promises about the repository itself: the README's two commands, CI running them, clean code."""
+"""Promises about the repository itself: the README's two commands, CI running them, the lint
+before the tests, documentation that holds."""
 
 import os
 import re
