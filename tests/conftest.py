@@ -5,7 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import duckdb
@@ -73,28 +73,41 @@ def tracker(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     )
 
 
+def made_once(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:
+    """The folder ``name``, filled by ``make`` once per run. With pytest-xdist the workers share
+    it: the first to ask makes it in the folder all their temporary folders sit in, under a lock
+    the others wait on."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    folder, done = shared / name, shared / f"{name}.made"
+    with (shared / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.exists():
+            folder.mkdir(exist_ok=True)
+            make(folder)
+            done.touch()
+    return folder
+
+
+def main_job(base: Path) -> None:
+    """`tracker build` of the bundled snapshot, its warehouse and outputs in ``base``."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TRACKER_WAREHOUSE", str(base / "tracker.duckdb"))
+        build.build(ROOT / "snapshot", base / "release")
+
+
 @pytest.fixture(scope="session")
 def built(tmp_path_factory, dbt_state) -> tuple[Path, Path]:
     """The README's main job, run once: bundled snapshot → warehouse → dbt build → release.
 
     Tests only read the folders (a test that changes them changes a copy). With pytest-xdist the
-    workers share one build: the first to ask makes it in the folder all their temporary folders
-    sit in, under a lock the others wait on. Each worker then reads its own copy of the
-    warehouse, as dbt opens the file it tests for writing, which no other process may then open.
+    workers share one build (``made_once``), and each reads its own copy of the warehouse, as dbt
+    opens the file it tests for writing, which no other process may then open.
     """
-    shared = tmp_path_factory.getbasetemp()
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
-    if worker:
-        shared = shared.parent
-    base = shared / "built"
+    base = made_once(tmp_path_factory, "built", main_job)
     warehouse, release = base / "tracker.duckdb", base / "release"
-    with (shared / "built.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if not (release / "manifest.json").exists():
-            with pytest.MonkeyPatch.context() as mp:
-                mp.setenv("TRACKER_WAREHOUSE", str(warehouse))
-                build.build(ROOT / "snapshot", release)
-    if worker:
+    if os.environ.get("PYTEST_XDIST_WORKER"):
         warehouse = Path(shutil.copy(warehouse, tmp_path_factory.mktemp("built")))
     return warehouse, release
 
@@ -118,3 +131,37 @@ def dated_commits(path: Path, steps: list[tuple[str, str, str]]) -> git.Repo:
         with repo.git.custom_environment(GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when):
             repo.git.commit("-m", day)
     return repo
+
+
+# a test that asks for one of these fixtures gets its marker, so the marker cannot drift
+MARKED_BY_FIXTURE = {"built": "build", "browser": "browser", "httpserver": "network_stand_in"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test by the fixtures it uses (directly or through other fixtures)."""
+    for item in items:
+        for fixture, marker in MARKED_BY_FIXTURE.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(marker)
+
+
+def dbt_traces() -> dict[Path, int]:
+    """The files every dbt run of this session writes or rewrites (its results, its parse, its
+    log: in the folders of ``dbt_state``), by when each was last written."""
+    target, logs = Path(os.environ["DBT_TARGET_PATH"]), Path(os.environ["DBT_LOG_PATH"])
+    folders = [target, target / "tracker", logs]
+    return {p: p.stat().st_mtime_ns for f in folders if f.is_dir() for p in f.iterdir()}
+
+
+@pytest.fixture(autouse=True)
+def dbt_runs_only_in_build_tests(request, dbt_state) -> Iterator[None]:
+    """A test that runs dbt is marked `build`, so the inner loop (`-m "not build and not
+    browser"`) stays quick: an unmarked one whose dbt wrote in this session's dbt folders (as
+    every dbt the tracker or a test starts does, unless given folders of its own) fails here."""
+    if request.node.get_closest_marker("build"):
+        yield
+        return
+    before = dbt_traces()
+    yield
+    if dbt_traces() != before:
+        pytest.fail(f"{request.node.nodeid} runs dbt: mark it `build` (pyproject.toml's markers)")

@@ -240,6 +240,7 @@ def dropping_server(body: bytes, drops: int) -> str:
     return f"http://127.0.0.1:{server.getsockname()[1]}/api/query"
 
 
+@pytest.mark.network_stand_in
 def test_a_connection_dropped_mid_page_is_retried(con, monkeypatch):
     body = feed("ids_one_missing.xml").encode()
     monkeypatch.setenv("ARXIV_API_URL", dropping_server(body, drops=1))

@@ -5,7 +5,6 @@ import json
 import os
 import re
 import subprocess
-from pathlib import Path
 
 import duckdb
 import pytest
@@ -66,6 +65,7 @@ def test_every_released_mart_has_an_enforced_contract_and_a_tested_key():
         assert tested, f"{name} has no column tested unique and not null"
 
 
+@pytest.mark.build
 def test_dbt_on_a_warehouse_that_was_never_landed_says_what_to_do(warehouse):
     warehouse.parent.mkdir()  # as warehouse/ is in a fresh clone
     with pytest.raises(TrackerError, match="`dbt build` failed") as failed:
@@ -82,15 +82,6 @@ def test_staging_reads_the_latest_version_of_each_record(built, tmp_path):
     finally:
         con.close()
     assert raw == staged > 0
-
-
-def test_a_fresh_clone_has_the_default_warehouse_folder():
-    assert (ROOT / "warehouse" / ".gitkeep").exists()
-
-
-def test_generic_tests_live_in_macros_not_packages():
-    assert not (ROOT / "packages.yml").exists() and not (ROOT / "dependencies.yml").exists()
-    assert list(Path(ROOT / "macros" / "tests").glob("*.sql"))
 
 
 def test_only_the_seed_staging_models_read_seeds():

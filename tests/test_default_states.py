@@ -13,6 +13,8 @@ from tests.conftest import dated_commits
 from tracker import method_card, refresh
 from tracker.build import copy_project
 
+pytestmark = pytest.mark.build  # a refresh of SYNTHETIC histories, built
+
 CONFIG = "verl/workers/actor/config.py"
 # the configuration tree EasyR1's keys are resolved through (seeds/config_sources.csv)
 TREE = [

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import duckdb
 import git
+import pytest
 
 from ingest import project
 from ingest.git import discovery, frameworks, proposals
@@ -256,6 +257,7 @@ def test_tests_docs_and_setup_are_not_read():
     assert discovery.language("pkg/config.yaml") == "yaml"
 
 
+@pytest.mark.build
 def test_a_framework_added_with_only_its_repository_row_gets_its_landings(tmp_path, monkeypatch):
     """SynthNew (SYNTHETIC) is added with one row and no option syntax; `tracker discover
     --accept confident` writes its rows, it is mined and built: its two methods land when its

@@ -245,6 +245,7 @@ def test_the_cli_ingests_a_framework_from_a_local_path(history, warehouse):
     assert "framework: TRL" in missing.stdout
 
 
+@pytest.mark.build
 def test_dbt_derives_added_removed_and_default_changed_events(history, warehouse, monkeypatch):
     monkeypatch.setattr(frameworks, "locations", lambda name: LOCATIONS)
     history.commit({"algos/core.py": loss("vanilla"), "algos/config.py": config(0.2)})
@@ -419,6 +420,7 @@ def test_a_url_is_cloned_into_the_cache_then_fetched(history, tmp_path, monkeypa
         con.close()
 
 
+@pytest.mark.build
 def test_an_unmapped_option_stops_dbt_build_and_is_named(history, warehouse, monkeypatch, tmp_path):
     monkeypatch.setattr(frameworks, "locations", lambda name: LOCATIONS)
     history.commit({"algos/core.py": loss("mystery_loss", "gspo")})

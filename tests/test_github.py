@@ -382,6 +382,7 @@ def test_a_graphql_answer_with_errors_is_a_clear_error(hub, con):
     assert con.execute("select count(*) from raw.github__threads").fetchone()[0] == 0
 
 
+@pytest.mark.build
 def test_staging_has_typed_threads_comments_and_reviews(hub, warehouse):
     from tracker.build import run_dbt
     from tracker.warehouse import connect

@@ -21,7 +21,7 @@ from ingest.landing.raw import land_batch
 from ingest.landing.runs import ingest_run
 from tests.conftest import ROOT, paper, tracker
 
-# the SYNTHETIC GitHub record, built once for this module as for that one
+# the SYNTHETIC GitHub record that module builds, once per run
 from tests.test_public_record import SYNTHETIC, built  # noqa: F401
 from tracker import label
 from tracker.build import dbt_command

@@ -36,6 +36,7 @@ def rows(warehouse, sql, params=()):
         con.close()
 
 
+@pytest.mark.build
 def test_a_landing_its_removal_and_the_fragment_come_from_the_history(tmp_path, warehouse):
     path = tmp_path / "verl"
     repo = git.Repo.init(path, initial_branch="main")
@@ -232,6 +233,7 @@ def test_fragments_use_each_frameworks_own_syntax(built, framework, starts):
     assert fragment.startswith(starts)
 
 
+@pytest.mark.build
 def test_a_setting_the_framework_does_not_declare_stops_the_build_and_is_named(tmp_path, warehouse):
     path = tmp_path / "verl"
     repo = git.Repo.init(path, initial_branch="main")

@@ -9,6 +9,7 @@ study: it offers method two before verl and a third method verl lacks.
 
 import re
 import subprocess
+from pathlib import Path
 
 import duckdb
 import git
@@ -21,10 +22,12 @@ from ingest.github.threads import ingest_threads
 from ingest.landing.raw import ensure_all_raw_tables, land_batch
 from ingest.landing.runs import ingest_run
 from synthetic.github import FakeGitHub, comment, issue_event, thread
-from tests.conftest import dated_commits, paper
+from tests.conftest import dated_commits, made_once, paper
 from tests.test_pool import history
 from tests.test_pool import project as pool_project
 from tracker.build import dbt_command
+
+pytestmark = pytest.mark.network_stand_in  # and build, by its own `built`
 
 SLUG = "verl-project/verl"
 TITLE_2 = "Synthetic method two for reinforcement learning of language models"
@@ -133,22 +136,33 @@ def record(fake: FakeGitHub, landing_sha: str) -> None:
     t[9] = say(9, "Is entropy dropping expected?", "2025-03-04", "ivan")
 
 
-@pytest.fixture(scope="module")
+def landing_commit(tmp: Path) -> str:
+    return next(
+        c.hexsha for c in git.Repo(tmp / "verl").iter_commits() if c.message.strip() == "2025-03-01"
+    )
+
+
+@pytest.fixture(scope="session")
 def built(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("record")
+    """The SYNTHETIC record, built once per run (tests/test_label.py reads it too): an open
+    read-only connection to its warehouse, and the commit verl's landing is in."""
+    tmp = made_once(tmp_path_factory, "record", make_record)
+    con = duckdb.connect(str(tmp / "record.duckdb"), read_only=True)
+    yield con, landing_commit(tmp)
+    con.close()
+
+
+def make_record(tmp: Path) -> None:
     warehouse = tmp / "record.duckdb"
     history(tmp / "verl")
     synthrl_history(tmp / "synthrl")
-    landing_sha = next(
-        c.hexsha for c in git.Repo(tmp / "verl").iter_commits() if c.message.strip() == "2025-03-01"
-    )
     from pytest_httpserver import HTTPServer
 
     server = HTTPServer()
     server.start()
     fake = FakeGitHub(server.url_for("/"))
     server.expect_request(re.compile(r"/repos/.*")).respond_with_handler(fake)
-    record(fake, landing_sha)
+    record(fake, landing_commit(tmp))
     copy = seeds(tmp)
     (copy / "seeds" / "method_catalog.csv").write_text(
         "method_id,name,family,source_arxiv_id,first_public_date,origin\n"
@@ -186,9 +200,6 @@ def built(tmp_path_factory):
         env={"TRACKER_WAREHOUSE": str(warehouse), "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 0, done.stdout[-3000:]
-    con = duckdb.connect(str(warehouse), read_only=True)
-    yield con, landing_sha
-    con.close()
 
 
 def test_proposals_have_their_outcome_from_the_record_or_the_review(built):

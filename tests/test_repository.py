@@ -1,6 +1,9 @@
-"""Promises about the repository itself: the README's two commands, CI running them, clean code."""
+"""Promises about the repository itself: the README's two commands, CI running them, the lint
+before the tests, documentation that holds."""
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -14,10 +17,10 @@ def readme_commands() -> list[str]:
     return [line for line in block.splitlines() if line.strip()]
 
 
-def test_the_readme_opens_with_exactly_two_commands():
+def test_the_readme_opens_with_exactly_two_commands_and_the_second_lints_before_testing():
     main_job, tests = readme_commands()
     assert "tracker build" in main_job
-    assert "pytest" in tests
+    assert "pytest" in tests and tests.index(".ci/lint &&") < tests.index("pytest")
 
 
 def test_the_test_command_waits_for_another_package_managers_lock():
@@ -30,27 +33,38 @@ def test_the_test_command_waits_for_another_package_managers_lock():
     )
 
 
-def test_ci_runs_the_readmes_test_command():
-    ci = (ROOT / ".ci" / "run").read_text()
-    assert "README.md" in ci and "sed -n 2p" in ci
+def test_ci_runs_line_two_of_the_readmes_first_block_and_fails_when_it_fails(tmp_path):
+    (tmp_path / ".ci").mkdir()
+    shutil.copy(ROOT / ".ci" / "run", tmp_path / ".ci" / "run")
+    readme = "# Title\n\n```\nexit 3\n\n{}\n```\n\n```\nexit 4\n```\n"
+    (tmp_path / "README.md").write_text(readme.format("echo the tests ran in $PWD"))
+    done = subprocess.run(["bash", tmp_path / ".ci" / "run"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.endswith(f"the tests ran in {tmp_path}\n")
+    (tmp_path / "README.md").write_text(readme.format("echo linted && false && echo passed anyway"))
+    failed = subprocess.run(["bash", tmp_path / ".ci" / "run"], capture_output=True, text=True)
+    assert failed.returncode != 0 and failed.stdout.splitlines()[-1] == "linted"
 
 
-def test_python_is_lint_clean():
-    result = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", str(ROOT)], capture_output=True, text=True
-    )
-    assert result.returncode == 0, result.stdout
-
-
-def test_sql_is_lint_clean():
-    # the dbt models, macros and singular tests, by the rules in .sqlfluff (no database needed)
-    result = subprocess.run(
-        [sys.executable, "-m", "sqlfluff", "lint", "models", "macros", "tests/dbt"],
-        cwd=ROOT,
+def test_the_lint_names_each_kind_of_fault_and_fails(tmp_path):
+    """.ci/lint, with this environment's tools, on a small tree with one fault of each kind: a
+    ruff rule, ruff's format and a sqlfluff rule. (On the clone itself the README's test
+    command runs it.)"""
+    for folder in (".ci", "models", "macros", "tests/dbt"):
+        (tmp_path / folder).mkdir(parents=True)
+    shutil.copy(ROOT / ".ci" / "lint", tmp_path / ".ci" / "lint")
+    shutil.copy(ROOT / ".sqlfluff", tmp_path / ".sqlfluff")
+    (tmp_path / "unused.py").write_text("import os\n")
+    (tmp_path / "unformatted.py").write_text("x = {'a':1}\n")
+    (tmp_path / "models" / "shouting.sql").write_text("SELECT 1 AS a\n")
+    done = subprocess.run(
+        ["bash", tmp_path / ".ci" / "lint"],
+        env={**os.environ, "VENV": sys.prefix},
         capture_output=True,
         text=True,
     )
-    assert result.returncode == 0, result.stdout[-5000:]
+    assert done.returncode == 1
+    for fault in ("F401", "unused.py:1:8", "unformatted.py:1:6", "shouting.sql", "CP01"):
+        assert fault in done.stdout, fault
 
 
 def test_the_documented_queries_run_on_a_built_warehouse(built):

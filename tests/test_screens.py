@@ -13,6 +13,8 @@ import pytest
 from synthetic.screens import Screened, Thread, screen
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.build  # the screens are dbt models
+
 FIXTURE = Path(__file__).parent / "fixtures" / "screens" / "threads.jsonl"
 CASES = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines()[1:]]
 

@@ -154,6 +154,7 @@ def test_a_snapshot_without_a_table_the_models_read_stops_the_load(exported):
     assert (got.landed, got.changed) == (2, 1)  # both papers, and the second version
 
 
+@pytest.mark.build  # dbt parses while the snapshot lands
 def test_the_main_job_on_a_snapshot_missing_a_table_stops_and_names_it(tmp_path):
     from tests.conftest import tracker
 

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from tests.conftest import ROOT, tracker
+from tracker import snapshot
 from tracker import warehouse as wh
 
 HOLD = (
@@ -44,14 +45,19 @@ def test_a_locked_warehouse_is_a_message_and_an_exit_code_not_a_traceback(built,
     assert "0 new, 0 changed" in result.stdout
 
 
-def test_writers_take_turns_and_the_warehouse_follows_tracker_warehouse(tmp_path, monkeypatch):
+def test_writers_take_turns_and_the_warehouse_follows_tracker_warehouse(
+    tmp_path, tmp_path_factory, monkeypatch, con
+):
     target = tmp_path / "elsewhere.duckdb"
     monkeypatch.setenv("TRACKER_WAREHOUSE", str(target))
+    empty = tmp_path_factory.mktemp("snapshot") / "empty"  # every raw table, quick to land
+    snapshot.export(con, empty)
+    load = ("snapshot", "load", "--snapshot", str(empty))
     with wh.writing("ingest github"):
-        result = tracker("snapshot", "load")
+        result = tracker(*load)
     assert result.returncode == 2
     assert f"is being written by process {os.getpid()} (tracker ingest github)" in result.stderr
-    assert tracker("snapshot", "load").returncode == 0  # the lock went with its holder
+    assert tracker(*load).returncode == 0  # the lock went with its holder
     assert target.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == [".elsewhere.duckdb.lock", target.name]
 
@@ -77,6 +83,7 @@ def test_a_damaged_warehouse_is_named_and_left_as_it_was(built, tmp_path, monkey
     assert sorted(p.name for p in tmp_path.iterdir()) == [".tracker.duckdb.lock", damaged.name]
 
 
+@pytest.mark.build  # dbt parses while the snapshot lands
 def test_a_failed_build_publishes_nothing_and_the_next_one_continues(tmp_path, monkeypatch):
     live = tmp_path / "tracker.duckdb"
     monkeypatch.setenv("TRACKER_WAREHOUSE", str(live))
