@@ -2,6 +2,7 @@
 in headless Chromium (Debian's chromium and chromium-driver, driven by Selenium)."""
 
 import io
+import re
 import shutil
 from pathlib import Path
 
@@ -45,15 +46,24 @@ def test_the_report_is_the_same_for_the_same_marts_and_says_what_is_empty(built,
         assert title in (made / f"{figure}.svg").read_text(), figure
     assert "Clipping and trust region" in (made / "catalog_families.svg").read_text()  # words
     assert "has a reviewed family yet" in (made / "families.svg").read_text()
-    # every figure and table drawn from an input that is still empty says which, in words
-    index = (made / "README.md").read_text()
-    for name in ("cohorts", "families", "coded_properties", "proposals", "feature_variants"):
-        line = next(x for x in index.splitlines() if f"{name}.svg" in x or f"({name}.md)" in x)
-        assert "**Still empty:**" in line, name
+    # every figure and table drawn from an input that is still empty says which, with the
+    # command or seed that fills it; what has data leads, what has nothing to show comes last
+    # and is not drawn in the index
+    index = (made / "README.md").read_text().splitlines()
+    line = {n: next(x for x in index if f"`{n}.png`" in x) for n in report.FIGURES}
+    line |= {t.name: next(x for x in index if f"({t.name}.md)" in x) for t in report.TABLES}
+    for name in ("families", "coded_properties", "proposals", "feature_variants"):
+        assert "**Still empty:** it fills with" in line[name] and "`tracker " in line[name], name
+    for name in ("cohorts", "headline_figures"):  # the first landings; the window, the screen
+        assert "**Partly empty:** the rest fills with a complete pool" in line[name], name
+    assert "![families]" not in line["families"] and "![cohorts](cohorts.svg)" in line["cohorts"]
     variants = (made / "feature_variants.md").read_text()
     assert "Still empty:" in variants and "seeds/paper_features.csv" in variants
-    lags = next(x for x in index.splitlines() if "lags.svg" in x)
-    assert "Still empty" not in lags  # drawn from the histories the snapshot holds
+    assert "empty" not in line["lags"]  # drawn from the histories the snapshot holds
+    at = {name: index.index(text) for name, text in line.items()}
+    assert at["lags"] < at["catalog_families"] < at["cohorts"] < at["families"]
+    assert at["coded_properties"] < min(at[t.name] for t in report.TABLES)
+    assert at["removals"] < at["headline_figures"] < at["proposals"]
     # the frameworks outside the study are compared with the seven, not mixed into their tables
     comparison = (made / "frameworks_comparison.csv").read_text().splitlines()
     outside = [line for line in comparison[1:] if ",false," in line]
@@ -197,7 +207,8 @@ def test_the_site_opens_from_disk_and_leads_from_the_search_and_matrix_to_a_meth
     images = browser.execute_script(
         "return Array.from(document.images).map(i => [i.complete, i.naturalWidth])"
     )
-    assert len(images) == len(report.FIGURES) and all(ok and w > 0 for ok, w in images)
+    drawn = len(report.FIGURES) - len({"families", "coded_properties"})  # nothing to draw yet
+    assert len(images) == drawn and all(ok and w > 0 for ok, w in images)
     manifest = browser.find_element(By.LINK_TEXT, "manifest.json").get_attribute("href")
     manifest = Path(manifest.removeprefix("file://"))
     assert manifest == site / "downloads" / "manifest.json"  # inside the site: hosted alone
@@ -384,3 +395,33 @@ def test_the_matrix_keeps_its_framework_names_and_method_column_in_view_while_sc
         assert grey_rows(png, 0, width, 60)
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_the_figures_with_data_lead_and_one_without_says_what_fills_it(built):
+    """On the bundled snapshot the pool is empty: the figures drawn from the frameworks'
+    histories come first, then the cohorts (half drawn), then, as a sentence each with the
+    command that fills it instead of an empty plot, the families and coded properties; the
+    pool's headline figures follow the figures and name what they wait for."""
+    _, release = built
+    home = (release.parent / "site" / "index.html").read_text()
+    figures = home[
+        home.index('<section id="figures">') : home.index(
+            "</section>", home.index('<section id="figures">')
+        )
+    ]
+    order = re.findall(r'<figure id="figure-(\w+)"', figures)
+    assert order == ["lags", "catalog_families", "cohorts", "families", "coded_properties"]
+    for name in ("lags", "catalog_families", "cohorts"):
+        assert f'<img src="figures/{name}.svg"' in figures
+    waiting = re.findall(r'<figure id="figure-(\w+)" class="waiting">(.*?)</figure>', figures, re.S)
+    assert [name for name, _ in waiting] == ["families", "coded_properties"]
+    for name, text in waiting:
+        assert "<img" not in text and "Still empty: it fills with" in text, name
+        assert "<code>tracker label papers</code>" in text, name
+    assert "<code>tracker ingest arxiv</code>" in waiting[0][1]
+    assert "<code>tracker label features</code>" in waiting[1][1]
+    pool = home.index('<section id="pool">')
+    assert home.index('<section id="figures">') < pool < home.index('<section id="downloads">')
+    assert "Not known yet: share included;" in home[pool:]
+    assert "The headline figures need a complete pool of papers" in home[pool:]
+    assert "<td>—</td>" not in home[pool:]  # the unknown values are named, not dashed
