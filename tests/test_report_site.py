@@ -1,11 +1,14 @@
 """The report and the static site, built by the README's main job; the site is opened from disk
 in headless Chromium (Debian's chromium and chromium-driver, driven by Selenium)."""
 
+import io
+import re
 import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
+from PIL import Image  # Pillow, which matplotlib (the report's figures) installs
 
 from tracker import outputs, report
 
@@ -43,15 +46,24 @@ def test_the_report_is_the_same_for_the_same_marts_and_says_what_is_empty(built,
         assert title in (made / f"{figure}.svg").read_text(), figure
     assert "Clipping and trust region" in (made / "catalog_families.svg").read_text()  # words
     assert "has a reviewed family yet" in (made / "families.svg").read_text()
-    # every figure and table drawn from an input that is still empty says which, in words
-    index = (made / "README.md").read_text()
-    for name in ("cohorts", "families", "coded_properties", "proposals", "feature_variants"):
-        line = next(x for x in index.splitlines() if f"{name}.svg" in x or f"({name}.md)" in x)
-        assert "**Still empty:**" in line, name
+    # every figure and table drawn from an input that is still empty says which, with the
+    # command or seed that fills it; what has data leads, what has nothing to show comes last
+    # and is not drawn in the index
+    index = (made / "README.md").read_text().splitlines()
+    line = {n: next(x for x in index if f"`{n}.png`" in x) for n in report.FIGURES}
+    line |= {t.name: next(x for x in index if f"({t.name}.md)" in x) for t in report.TABLES}
+    for name in ("families", "coded_properties", "proposals", "feature_variants"):
+        assert "**Still empty:** it fills with" in line[name] and "`tracker " in line[name], name
+    for name in ("cohorts", "headline_figures"):  # the first landings; the window, the screen
+        assert "**Partly empty:** the rest fills with a complete pool" in line[name], name
+    assert "![families]" not in line["families"] and "![cohorts](cohorts.svg)" in line["cohorts"]
     variants = (made / "feature_variants.md").read_text()
     assert "Still empty:" in variants and "seeds/paper_features.csv" in variants
-    lags = next(x for x in index.splitlines() if "lags.svg" in x)
-    assert "Still empty" not in lags  # drawn from the histories the snapshot holds
+    assert "empty" not in line["lags"]  # drawn from the histories the snapshot holds
+    at = {name: index.index(text) for name, text in line.items()}
+    assert at["lags"] < at["catalog_families"] < at["cohorts"] < at["families"]
+    assert at["coded_properties"] < min(at[t.name] for t in report.TABLES)
+    assert at["removals"] < at["headline_figures"] < at["proposals"]
     # the frameworks outside the study are compared with the seven, not mixed into their tables
     comparison = (made / "frameworks_comparison.csv").read_text().splitlines()
     outside = [line for line in comparison[1:] if ",false," in line]
@@ -164,7 +176,7 @@ def page_fits(driver) -> bool:
     return driver.execute_script(
         "const body = document.body;"
         "if (body.scrollWidth > body.clientWidth) return false;"
-        "return Array.from(document.querySelectorAll('table, .scroll')).every("
+        "return Array.from(document.querySelectorAll('table, .scroll, .matrix-box')).every("
         "  e => e.scrollWidth <= e.clientWidth + 1"
         "    && e.getBoundingClientRect().right <= document.documentElement.clientWidth);"
     )
@@ -195,7 +207,8 @@ def test_the_site_opens_from_disk_and_leads_from_the_search_and_matrix_to_a_meth
     images = browser.execute_script(
         "return Array.from(document.images).map(i => [i.complete, i.naturalWidth])"
     )
-    assert len(images) == len(report.FIGURES) and all(ok and w > 0 for ok, w in images)
+    drawn = len(report.FIGURES) - len({"families", "coded_properties"})  # nothing to draw yet
+    assert len(images) == drawn and all(ok and w > 0 for ok, w in images)
     manifest = browser.find_element(By.LINK_TEXT, "manifest.json").get_attribute("href")
     manifest = Path(manifest.removeprefix("file://"))
     assert manifest == site / "downloads" / "manifest.json"  # inside the site: hosted alone
@@ -281,3 +294,134 @@ def test_the_site_opens_from_disk_and_leads_from_the_search_and_matrix_to_a_meth
     history = browser.find_elements(By.CSS_SELECTOR, "#history + .scroll tbody tr")
     assert len(history) > 10 and page_fits(browser)
     assert (ARTIFACTS / "home-1400.png").stat().st_size > 10_000
+
+
+HEADER_GREY = (243, 243, 243)  # thead th's background in site.css
+
+
+def settled(driver, box) -> dict:
+    """Where the page and the matrix's box are scrolled to, once a wheel's scrolling has ended
+    (the same twice in a row)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    script = (
+        "const b = arguments[0];"
+        "return {page: scrollY, top: b.scrollTop, left: b.scrollLeft, boxTop:"
+        "  b.getBoundingClientRect().top, boxLeft: b.getBoundingClientRect().left};"
+    )
+    seen = [None]
+
+    def still(d):
+        now = d.execute_script(script, box)
+        same, seen[0] = now == seen[0], now
+        return now if same else False
+
+    return WebDriverWait(driver, 20, poll_frequency=0.25).until(still)
+
+
+def on_top(driver, selector: str, x: str, y: str) -> list[dict]:
+    """Per element matching ``selector``: its box in the window and whether it is what shows at
+    its point (x, y) (JavaScript expressions of its rect ``r``), not a cell scrolled over it."""
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0])).map(e => {"
+        "  const r = e.getBoundingClientRect();"
+        f"  const seen = document.elementFromPoint({x}, {y});"
+        "  return {text: e.textContent.trim(), top: r.top, bottom: r.bottom, left: r.left,"
+        "          right: r.right, shown: e.contains(seen)};"
+        "});",
+        selector,
+    )
+
+
+def grey_rows(png: bytes, left: int, right: int, rows: int) -> list[int]:
+    """The screenshot's top ``rows`` pixel rows that are mostly the header's grey between x =
+    left and right: where the header row is, seen as a person sees the page."""
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    found = []
+    for y in range(min(rows, image.height)):
+        pixels = [image.getpixel((x, y)) for x in range(max(left, 0), min(right, image.width))]
+        if pixels and sum(p == HEADER_GREY for p in pixels) > len(pixels) / 2:
+            found.append(y)
+    return found
+
+
+@pytest.mark.parametrize("width,height,mobile", [(1400, 1000, False), (390, 844, True)])
+def test_the_matrix_keeps_its_framework_names_and_method_column_in_view_while_scrolling(
+    built, browser, width, height, mobile
+):
+    """Scrolled down with the wheel over it, the matrix still shows the framework names in the
+    window's top rows; scrolled sideways, the method names stay at its left edge: at a laptop's
+    width and a phone's, where the page itself never scrolls sideways."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
+    from selenium.webdriver.common.by import By
+
+    _, release = built
+    ARTIFACTS.mkdir(exist_ok=True)
+    name = "phone" if mobile else str(width)
+    metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile}
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    try:
+        browser.get((release.parent / "site" / "index.html").resolve().as_uri())
+        assert browser.execute_script("return document.body.scrollWidth <= innerWidth")
+        box = browser.find_element(By.CSS_SELECTOR, ".matrix-box")
+        browser.execute_script("arguments[0].scrollIntoView()", box)
+        ActionChains(browser).scroll_from_origin(ScrollOrigin.from_element(box), 0, 4000).perform()
+        where = settled(browser, box)
+        assert where["page"] + where["top"] > 2000  # deep into the matrix, however it scrolls
+        header = on_top(browser, "#methods thead th.fw", "r.left + r.width / 2", "r.top + 6")
+        in_view = [h for h in header if h["left"] >= 0 and h["right"] <= width]
+        assert in_view and all(h["shown"] and h["top"] >= -1 and h["bottom"] < 90 for h in in_view)
+        png = browser.get_screenshot_as_png()
+        (ARTIFACTS / f"matrix-scrolled-down-{name}.png").write_bytes(png)
+        assert grey_rows(png, 0, width, 60), "the header row is not in the screenshot's top rows"
+
+        # a laptop sees every framework's column; a phone scrolls sideways to the others
+        fits = "return arguments[0].scrollWidth <= arguments[0].clientWidth"
+        assert browser.execute_script(fits, box) is not mobile
+        ActionChains(browser).scroll_from_origin(ScrollOrigin.from_element(box), 4000, 0).perform()
+        where = settled(browser, box)
+        methods = on_top(
+            browser, "#methods tr.method th[scope=row]", "r.left + 4", "(r.top + r.bottom) / 2"
+        )
+        rows = [m for m in methods if m["top"] > 90 and m["bottom"] < height]
+        assert (where["left"] > 0) is mobile and rows
+        assert all(m["shown"] and abs(m["left"] - where["boxLeft"]) <= 1 for m in rows)
+        header = on_top(browser, "#methods thead th.fw", "r.left + r.width / 2", "r.top + 6")
+        last = header[-1]  # the last framework's name, scrolled into view beside the methods
+        assert last["shown"] and last["right"] <= width and -1 <= last["top"] < 90
+        png = browser.get_screenshot_as_png()
+        (ARTIFACTS / f"matrix-scrolled-sideways-{name}.png").write_bytes(png)
+        assert grey_rows(png, 0, width, 60)
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_the_figures_with_data_lead_and_one_without_says_what_fills_it(built):
+    """On the bundled snapshot the pool is empty: the figures drawn from the frameworks'
+    histories come first, then the cohorts (half drawn), then, as a sentence each with the
+    command that fills it instead of an empty plot, the families and coded properties; the
+    pool's headline figures follow the figures and name what they wait for."""
+    _, release = built
+    home = (release.parent / "site" / "index.html").read_text()
+    figures = home[
+        home.index('<section id="figures">') : home.index(
+            "</section>", home.index('<section id="figures">')
+        )
+    ]
+    order = re.findall(r'<figure id="figure-(\w+)"', figures)
+    assert order == ["lags", "catalog_families", "cohorts", "families", "coded_properties"]
+    for name in ("lags", "catalog_families", "cohorts"):
+        assert f'<img src="figures/{name}.svg"' in figures
+    waiting = re.findall(r'<figure id="figure-(\w+)" class="waiting">(.*?)</figure>', figures, re.S)
+    assert [name for name, _ in waiting] == ["families", "coded_properties"]
+    for name, text in waiting:
+        assert "<img" not in text and "Still empty: it fills with" in text, name
+        assert "<code>tracker label papers</code>" in text, name
+    assert "<code>tracker ingest arxiv</code>" in waiting[0][1]
+    assert "<code>tracker label features</code>" in waiting[1][1]
+    pool = home.index('<section id="pool">')
+    assert home.index('<section id="figures">') < pool < home.index('<section id="downloads">')
+    assert "Not known yet: share included;" in home[pool:]
+    assert "The headline figures need a complete pool of papers" in home[pool:]
+    assert "<td>—</td>" not in home[pool:]  # the unknown values are named, not dashed

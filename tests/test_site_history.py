@@ -205,3 +205,43 @@ def test_the_built_site_shows_and_offers_its_releases_history(built):
     page = (made / "whats-new.html").read_text()
     assert page.count('<section class="release">') == 1  # the first release: nothing replaced
     assert "nothing earlier to compare with" in page and "No changes." in page
+
+
+def test_whats_new_shows_releases_that_changed_nothing_as_one_line(marts, tmp_path):
+    """A weekly refresh that finds nothing new adds no entry of its own: each run of such
+    releases is one line saying since when nothing changed (SYNTHETIC history)."""
+    landing = change(
+        "new_landing",
+        "GSPO landed in TRL as selectable on 2026-12-07 (synthetic)",
+        "https://github.com/huggingface/trl/commit/" + "d" * 40,
+        method_id="gspo",
+        framework="TRL",
+        commit="d" * 40,
+    )
+    shas = {"TRL": "a" * 40, "verl": "c" * 40}
+    releases = [
+        {"version": version("2026-12-29T06:00:00Z", {**shas, "TRL": "b" * 40}), "changes": []},
+        {"version": version("2026-12-22T06:00:00Z", {**shas, "verl": "e" * 40}), "changes": []},
+        {"version": version("2026-12-15T06:00:00Z", shas), "changes": []},
+        {"version": version("2026-12-08T06:00:00Z", shas), "changes": [landing]},
+        {"version": version("2026-12-01T06:00:00Z", shas), "changes": []},
+        {"version": version("2026-11-24T06:00:00Z", shas), "changes": []},
+    ]
+    release = tmp_path / "release"
+    release.mkdir()
+    (release / "history.json").write_text(json.dumps({"releases": releases}))
+    site.write(marts, tmp_path / "site", release)
+    page = (tmp_path / "site" / "whats-new.html").read_text()
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", page))
+    quiet = re.findall(r"No changes since [^.]*\.", text)
+    assert quiet == [
+        "No changes since the release of 2026-12-08 06:00 UTC: 3 releases found nothing new, "
+        "the last of 2026-12-29 06:00 UTC (snapshots moved: TRL, verl).",
+        "No changes since the release of 2026-11-24 06:00 UTC: the release of 2026-12-01 06:00 "
+        "UTC found nothing new.",
+    ]
+    assert page.count('<section class="release">') == 2  # 2026-12-08's changes, the first one
+    assert text.index(quiet[0]) < text.index("Release of 2026-12-08") < text.index(quiet[1])
+    assert "GSPO landed in TRL as selectable" in text
+    first = text.index("Release of 2026-11-24")
+    assert text.count("No changes.") == 1 and "nothing earlier to compare with" in text[first:]

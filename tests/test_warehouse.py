@@ -1,15 +1,17 @@
-"""The warehouse file: writers take turns, a damaged file is named, and whoever cannot proceed
-gets one clear line. (Readers holding it through a build: test_processes.py.)"""
+"""The warehouse file: writers take turns, a damaged file is named, whoever cannot proceed gets
+one clear line, and its relations carry their documentation. (Readers holding it through a
+build: test_processes.py.)"""
 
 import os
 import shutil
 import subprocess
 import sys
 
+import duckdb
 import pytest
 
 from tests.conftest import ROOT, tracker
-from tracker import snapshot
+from tracker import download, release, snapshot
 from tracker import warehouse as wh
 
 HOLD = (
@@ -119,3 +121,48 @@ def test_a_build_that_fails_before_writing_leaves_no_work_file(tmp_path, monkeyp
     assert (tmp_path / ".tracker.duckdb.writing").exists()
     with wh.writer("ingest arxiv-metadata") as con:
         assert con.execute("select count(*) from t").fetchall() == [(2,)]
+
+
+def comments(path, schemas: tuple[str, ...]) -> dict[tuple[str, str], str | None]:
+    """Every relation's comment (keyed by schema, name) and every column's (schema, name.column)
+    in those schemas of a DuckDB file, as DESCRIBE-ing clients read them."""
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return dict(
+            ((schema, name), comment)
+            for schema, name, comment in con.execute(
+                "select schema_name, table_name, comment from duckdb_tables() "
+                "where list_contains(?, schema_name) "
+                "union all select schema_name, view_name, comment from duckdb_views() "
+                "where list_contains(?, schema_name) "
+                "union all select schema_name, table_name || '.' || column_name, comment "
+                "from duckdb_columns() where list_contains(?, schema_name)",
+                [list(schemas)] * 3,
+            ).fetchall()
+        )
+    finally:
+        con.close()
+
+
+def test_every_relation_and_column_dbt_builds_carries_its_description(built, tmp_path):
+    """DESCRIBE, duckdb_columns() and SQL clients show what the YAML says, in the warehouse and
+    in a downloaded release alike; the columns people confuse say how they differ."""
+    warehouse, rel = built
+    built_docs = comments(warehouse, ("staging", "intermediate", "marts", "seeds"))
+    assert len(built_docs) > 800
+    assert [key for key, text in built_docs.items() if not (text or "").strip()] == []
+    marts = {key: text for key, text in built_docs.items() if key[0] == "marts"}
+    for name, doc in release.mart_docs().items():
+        assert marts[("marts", name)] == doc["description"], name
+        for column, text in doc["columns"].items():
+            assert marts[("marts", f"{name}.{column}")] == text, (name, column)
+    download.download(str(rel), tmp_path / "got.duckdb")
+    assert comments(tmp_path / "got.duckdb", ("marts",)) == marts
+    for table, one, other in (
+        ("method_frameworks", "implementation_path", "implementing_path"),
+        ("option_equivalents", "implementation_path", "implementing_path"),
+        ("methods", "lag_days", "lag_days_after_public"),
+        ("methods", "frameworks_count", "frameworks_at_snapshot"),
+    ):
+        first, second = marts[("marts", f"{table}.{one}")], marts[("marts", f"{table}.{other}")]
+        assert other in first and one in second.replace(other, ""), (table, one, other)

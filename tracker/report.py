@@ -501,10 +501,10 @@ def _cell(column: str, value) -> str:
     return MARKDOWN_ACTIVE.sub(r"\\\1", " ".join(str(value).splitlines()))
 
 
-def markdown(frame: pl.DataFrame, title: str, empty: str, lacking: Sequence[str] = ()) -> str:
+def markdown(frame: pl.DataFrame, title: str, empty: str, fills: str = "") -> str:
     lines = [f"# {title}", ""]
-    if lacking:
-        lines += [f"Still empty: {'; '.join(lacking)}.", ""]
+    if fills:
+        lines += [fills, ""]
     if not frame.height:
         return "\n".join([*lines, empty, ""])
     lines.append("| " + " | ".join(frame.columns) + " |")
@@ -557,7 +557,8 @@ LABELS = Input(
 FEATURES = Input(
     "select coalesce(max(included_total + others_total), 0) "
     "from marts.inclusion_features where variant = 'all'",
-    "features coded from the papers' full texts (seeds/paper_features.csv)",
+    "features coded from the papers' full texts (`tracker label features`, "
+    "seeds/paper_features.csv)",
 )
 THREADS = Input(
     "select sum(threads_recorded) from marts.frameworks",
@@ -577,6 +578,11 @@ INPUTS: dict[str, tuple[Input, ...]] = {
 }
 
 
+# what shows a part without its other inputs: the cohorts' first landings (from the frameworks'
+# histories) and the headline figures' pool window and screened records
+SHOWN_IN_PART = {"cohorts", "headline_figures"}
+
+
 def missing_inputs(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
     """Per figure or table, the inputs it is drawn from that are still empty."""
     return {
@@ -584,6 +590,40 @@ def missing_inputs(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
         for name, needs in INPUTS.items()
         if (missing := [n.what for n in needs if not con.execute(n.count_sql).fetchall()[0][0]])
     }
+
+
+def has_nothing_to_show(name: str, missing: dict[str, list[str]]) -> bool:
+    """Whether a figure or table waits for every part of what it shows (not one drawn in part
+    from the histories the snapshot holds)."""
+    return name in missing and name not in SHOWN_IN_PART
+
+
+def by_readiness(names: Sequence[str], missing: dict[str, list[str]]) -> list[str]:
+    """Figures or tables in their order, those with all their inputs first, then those drawn in
+    part, then those with nothing to show yet: what a reader can read leads."""
+    return sorted(names, key=lambda n: (n in missing) + has_nothing_to_show(n, missing))
+
+
+def lacks(name: str, missing: dict[str, list[str]]) -> str:
+    """The inputs a figure or table still lacks, in words with their commands or seeds."""
+    return " and ".join(missing.get(name, []))
+
+
+def what_fills(name: str, missing: dict[str, list[str]]) -> str:
+    """In one sentence, what a figure or table still lacks fills it, with the command or seed
+    for each input (empty when nothing is missing)."""
+    if name not in missing:
+        return ""
+    lacking = lacks(name, missing)
+    if has_nothing_to_show(name, missing):
+        return f"Still empty: it fills with {lacking}."
+    return f"Partly empty: the rest fills with {lacking}."
+
+
+def _bold(fills: str) -> str:
+    """A "Still empty: ..." sentence with its first words in bold, for the report's index."""
+    head, _, rest = fills.partition(": ")
+    return f"**{head}:** {rest}" if rest else fills
 
 
 def caption(name: str) -> str:
@@ -613,12 +653,22 @@ def fill(con: duckdb.DuckDBPyConnection, out: Path) -> list[str]:
     for table in TABLES:
         frame = table_frame(con, table)
         frame.write_csv(out / f"{table.name}.csv")
-        lacking = missing.get(table.name, [])
-        (out / f"{table.name}.md").write_text(markdown(frame, table.title, table.empty, lacking))
+        fills = what_fills(table.name, missing)
+        (out / f"{table.name}.md").write_text(markdown(frame, table.title, table.empty, fills))
         written += [out / f"{table.name}.csv", out / f"{table.name}.md"]
-    lacks = lambda n: f" **Still empty:** {'; '.join(missing[n])}." if n in missing else ""  # noqa: E731
-    index = ["# Report", "", "Regenerated from the marts by `tracker report`.", ""]
-    index += [f"- ![{n}]({n}.svg) `{n}.png`, `{n}.svg`: {caption(n)}.{lacks(n)}" for n in FIGURES]
-    index += [f"- [{t.title}]({t.name}.md) (`{t.name}.csv`).{lacks(t.name)}" for t in TABLES]
-    (out / "README.md").write_text("\n".join(index) + "\n")
+    index = [
+        "# Report",
+        "",
+        "Regenerated from the marts by `tracker report`; what has data first.",
+        "",
+    ]
+    for name in by_readiness(list(FIGURES), missing):
+        fills = what_fills(name, missing)
+        shown = "" if has_nothing_to_show(name, missing) else f"![{name}]({name}.svg) "
+        index.append(f"- {shown}`{name}.png`, `{name}.svg`: {caption(name)}. {_bold(fills)}")
+    titles = {t.name: t.title for t in TABLES}
+    for name in by_readiness(list(titles), missing):
+        fills = what_fills(name, missing)
+        index.append(f"- [{titles[name]}]({name}.md) (`{name}.csv`). {_bold(fills)}")
+    (out / "README.md").write_text("\n".join(line.rstrip() for line in index) + "\n")
     return [p.name for p in [*written, out / "README.md"]]

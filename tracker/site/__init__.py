@@ -29,7 +29,7 @@ from typing import Any
 
 import duckdb
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from ingest import safe
 from ingest.errors import TrackerError
@@ -176,6 +176,11 @@ def value(v) -> str:
     return str(v)
 
 
+def inline_code(text: str) -> Markup:
+    """A sentence of the report's (Markdown) with its `commands` set as code, the rest escaped."""
+    return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", str(escape(text))))
+
+
 def shown(value: Any) -> Any:
     """Every value a template writes, without the characters XML 1.0 forbids: the feed stays
     well-formed XML and the pages valid HTML whatever the marts or a release file hold."""
@@ -200,6 +205,7 @@ ENV.filters.update(
     landing=landing,
     lag=lag,
     value=value,
+    inline_code=inline_code,
     family=report.family_label,
     stamp=stamp,
     link_label=link_label,
@@ -294,13 +300,24 @@ def home(con) -> dict[str, Any]:
         "(select count(*) filter (where not in_study) from marts.frameworks) as outside "
         "from marts.methods",
     )
+    missing = report.missing_inputs(con)
     return {
         "title": "Framework-inclusion tracker",
         "families": [(f, families[f]) for f in order],
         "methods": len(methods),
         "counts": counts,
-        "summary": summary,
-        "figures": [(n, report.caption(n)) for n in report.FIGURES],
+        "summary": {k: v for k, v in summary.items() if v is not None},
+        "summary_unknown": [k for k, v in summary.items() if v is None],
+        "summary_lacks": report.lacks("headline_figures", missing),
+        "figures": [
+            {
+                "name": n,
+                "caption": report.caption(n),
+                "fills": report.what_fills(n, missing),
+                "drawn": not report.has_nothing_to_show(n, missing),
+            }
+            for n in report.by_readiness(list(report.FIGURES), missing)
+        ],
     }
 
 
@@ -392,9 +409,10 @@ def feed(con, base_url: str | None) -> dict[str, Any]:
 
 def read_history(release: Path | None) -> list[dict] | None:
     """The releases of the release's history.json, newest first, each with the frameworks whose
-    snapshot moved since the release before it and its changes grouped by kind; None when there
-    is none. A history.json not of the schema of release files (tracker/release_files.py) stops
-    the site with its name."""
+    snapshot moved since the release before it and its changes grouped by kind, consecutive
+    releases that changed nothing as one entry (``quiet``); None when there is none. A
+    history.json not of the schema of release files (tracker/release_files.py) stops the site
+    with its name."""
     if release is None:
         return None
     try:
@@ -420,9 +438,35 @@ def read_history(release: Path | None) -> list[dict] | None:
         kinds = list(CHANGES)
         order = sorted(groups, key=lambda k: (kinds.index(k) if k in kinds else len(kinds), k))
         history.append(
-            {"version": entry["version"], "moved": moved, "groups": [(k, groups[k]) for k in order]}
+            {
+                "version": entry["version"],
+                "moved": moved,
+                "groups": [(k, groups[k]) for k in order],
+                "quiet": 0,
+            }
         )
-    return history
+    return _quiet_runs_as_one(history)
+
+
+def _quiet_runs_as_one(history: list[dict]) -> list[dict]:
+    """The history with each run of consecutive releases that changed nothing (the first release
+    aside: it had nothing to compare with) as one entry: the newest of them, how many there were
+    (``quiet``), the release before them, since which nothing changed (``since``), and every
+    framework whose snapshot moved meanwhile. A weekly refresh that finds nothing new then adds
+    no entry of its own."""
+    collapsed: list[dict] = []
+    for i, entry in enumerate(history):
+        if entry["groups"] or entry["moved"] is None:
+            collapsed.append(entry)
+            continue
+        since = history[i + 1]["version"]  # there is one: only the first release has no moved
+        previous = collapsed[-1] if collapsed else None
+        if previous and previous["quiet"]:
+            moved = sorted(set(previous["moved"]) | set(entry["moved"]))
+            previous.update(quiet=previous["quiet"] + 1, since=since, moved=moved)
+        else:
+            collapsed.append({**entry, "quiet": 1, "since": since})
+    return collapsed
 
 
 def method_changes(history: list[dict] | None, method_id: str) -> list[tuple[dict, dict]]:
