@@ -2,13 +2,14 @@
 
 import os
 import subprocess
+import sys
 
 import duckdb
 import git
 import pytest
 
 from ingest.git import frameworks
-from tests.conftest import VERL_CONFIG, tracker
+from tests.conftest import ROOT, VERL_CONFIG, tracker
 from tracker.build import dbt_command, run_dbt
 from tracker.warehouse import connect
 
@@ -143,6 +144,19 @@ def test_an_arxiv_id_prints_the_card_of_every_method_the_paper_is_the_source_of(
     assert "ask for one of them" not in shown.stdout
     dapo = tracker("method", "2503.14476", env=env)
     assert dapo.stdout.count("arXiv:2503.14476") == 4  # clip-higher, sampling, loss, shaping
+
+
+def test_a_reader_that_stops_early_ends_the_card_without_a_traceback(built):
+    # `tracker method dapo | head -1`: the reader closes the pipe before the cards are written
+    warehouse, _ = built
+    env = {"TRACKER_WAREHOUSE": str(warehouse), "PATH": "/usr/bin:/bin"}
+    command = [sys.executable, "-m", "tracker.cli", "method", "2503.14476"]
+    shown = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT
+    )
+    shown.stdout.close()  # the reader goes away before the cards are written
+    assert shown.wait(timeout=60) == 141
+    assert shown.stderr.read() == b""
 
 
 def test_every_setting_present_at_the_snapshot_verifies_against_its_framework(built):

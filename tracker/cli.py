@@ -734,9 +734,14 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; everything it prints shows data's control characters as escapes
-    (``ingest.safe.for_terminal``), so no thread title or release file drives the terminal."""
-    with safe.terminal_streams():
-        return _run(argv)
+    (``ingest.safe.for_terminal``), so no thread title or release file drives the terminal.
+    A closed pipe ends it like any command line tool, without a traceback."""
+    try:
+        with safe.terminal_streams():
+            return _run(argv)
+    except BrokenPipeError:  # the reader went away (`tracker method grpo | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 def _run(argv: list[str] | None) -> int:
