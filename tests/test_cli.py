@@ -261,7 +261,7 @@ def test_the_help_lists_every_command_docs_commands_md_documents():
         chosen = [a for a in command._actions if not a.option_strings and a.choices]
         ran |= {(*path, value) for value in (chosen[0].choices if chosen else ())}
     assert ran - {p[:1] for p in ran if len(p) > 1} == documented_commands()
-    shown = tracker("--help").stdout
+    shown = re.sub(r"-\n\s+", "-", tracker("--help").stdout)  # argparse wraps at hyphens
     for path in documented_commands():  # the top-level help names each command and subcommand
         assert all(re.search(rf"\b{word}\b", shown) for word in path), path
 
@@ -351,3 +351,20 @@ def test_download_suggests_a_sql_command_that_works_on_the_file(built, tmp_path)
         str(methods),
         "(1 row)",
     ]
+
+
+@pytest.mark.build  # the build parses the project while it looks for the snapshot
+def test_log_lines_carry_time_and_level_off_a_terminal_and_log_level_filters_them(tmp_path):
+    # stderr here is a pipe, as under a scheduler or CI: each log line says when and how severe
+    env = {**os.environ, "TRACKER_WAREHOUSE": str(tmp_path / "w.duckdb")}
+    shown = tracker("build", "--snapshot", str(tmp_path / "none"), env=env)
+    logged = [line for line in shown.stderr.splitlines() if "1/3 landing the snapshot" in line]
+    assert shown.returncode == 2 and len(logged) == 1
+    assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} INFO tracker\.build: 1/3", logged[0])
+    quiet = tracker(
+        "--log-level", "warning", "build", "--snapshot", str(tmp_path / "none"), env=env
+    )
+    assert quiet.returncode == 2 and quiet.stderr.splitlines() == [
+        line for line in shown.stderr.splitlines() if line.startswith("tracker: error:")
+    ]
+    assert tracker("--log-level", "loud", "build").returncode == 2

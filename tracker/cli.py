@@ -471,6 +471,14 @@ def parser() -> argparse.ArgumentParser:
         f"(now {warehouse_path()}).",
     )
     p.add_argument("--version", action="version", version=f"tracker {__version__}")
+    p.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        default="info",
+        metavar="LEVEL",
+        help=f"the least severe messages to show on stderr: {', '.join(LOG_LEVELS)} (default "
+        "info: progress and warnings)",
+    )
     sub = p.add_subparsers(title="commands", required=True, metavar="COMMAND")
 
     c = sub.add_parser("build", help="land the bundled snapshot, run dbt build, write the release")
@@ -746,7 +754,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(argv: list[str] | None) -> int:
     args = parser().parse_args(argv)
-    _log_to_stderr()
+    _log_to_stderr(args.log_level)
     processes.stop_on_termination()
     try:
         return args.func(args) or 0
@@ -784,15 +792,22 @@ class _Stderr(logging.StreamHandler):
         """The stream is always the current sys.stderr."""
 
 
-def _log_to_stderr() -> None:
-    """The one logging set-up: the tracker's own progress and warnings (the ``ingest`` and
-    ``tracker`` loggers); other libraries' warnings only."""
+LOG_LEVELS = ("debug", "info", "warning", "error")
+# a log kept by a scheduler or CI needs when and how severe; a person at a terminal does not
+LOGGED_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def _log_to_stderr(level: str = "info") -> None:
+    """The one logging set-up: the tracker's own messages from ``level`` up (the ``ingest``
+    and ``tracker`` loggers); other libraries' warnings only. Lines carry their time and level
+    when stderr is not a terminal."""
     handler = _Stderr()
-    handler.setFormatter(logging.Formatter("%(message)s"))
+    terminal = sys.stderr.isatty()
+    handler.setFormatter(logging.Formatter("%(message)s" if terminal else LOGGED_FORMAT))
     handler.addFilter(
         lambda r: r.name.split(".")[0] in ("ingest", "tracker") or r.levelno >= logging.WARNING
     )
-    logging.basicConfig(level=logging.INFO, handlers=[handler])
+    logging.basicConfig(level=getattr(logging, level.upper()), handlers=[handler])
 
 
 ENVIRONMENT = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EIO)

@@ -8,7 +8,7 @@ warehouse goes through a writer's work file (tracker/warehouse.py), published wh
 ends, as every other writer's; any other file is written in place.
 """
 
-import logging
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,8 +17,6 @@ import duckdb
 
 from ingest.errors import TrackerError
 from tracker.warehouse import connect, warehouse_path, writing
-
-log = logging.getLogger(__name__)
 
 SHOWN = 1000  # rows printed of one result; a bigger one says how to get all of it
 PROMPT, MORE = "sql> ", "...> "
@@ -54,7 +52,7 @@ def run(con: duckdb.DuckDBPyConnection, text: str, show: Show) -> bool:
             if cursor.description:
                 _show(cursor, show)
     except duckdb.Error as exc:
-        log.error("tracker: error: %s", _why(exc))
+        print(f"tracker: error: {_why(exc)}", file=sys.stderr)  # the verdict, as the CLI's
         return False
     return True
 
