@@ -220,7 +220,9 @@ class Vocabulary:
         each spells or orders them (``--eps-clip-c``, ``clip_ratio_c``, ``ratio_clip_c`` and
         ``c_clip`` are all ``clip c``). One word says enough only when two frameworks map it
         so and none to another method (``entropy_coeff``); words all too plain say nothing."""
-        key = switch_key(name)
+        return self._alike_of(switch_key(name))
+
+    def _alike_of(self, key: frozenset[str]) -> dict[str, set[str]]:
         if not key - PLAIN_STEMS:  # `reward_scaling`: too plain
             return {}
         methods = self._alike.get(key, {})
@@ -300,7 +302,7 @@ class Vocabulary:
         tails = {w for t in self._tails for w in t.split("_")} - NAME_STOP_WORDS - PLAIN_RL_WORDS
         # a phrase is said in full or not at all: its longest word opens the line
         keys = [phrase - STOP_STEMS for phrase, _ in self._phrases]
-        keys += [key for key in self._alike if self.alike("_".join(key))]
+        keys += [key for key in self._alike if self._alike_of(key)]
         stemmed = {max(sorted(key - PLAIN_STEMS or key), key=len) for key in keys if key}
         spelled = {stem + ending for stem in stemmed for ending in ENDINGS}
         return self.switch_parts() | single | tails | spelled
@@ -405,14 +407,15 @@ STOP_STEMS = stems(
 PLAIN_STEMS = stems(NAME_STOP_WORDS | PLAIN_RL_WORDS)
 # words that only say a switch is a bound or a number: `eps_clip_c`, `clip_ratio_c`
 BOUND_WORDS = {"eps", "epsilon", "ratio", "factor", "param"}
+# `value` stays: `gae_lambda_value` is the critic's lambda, not a number of `gae_lambda`
+KEY_STOPS = (STOP_STEMS - {stem("value")}) | stems(BOUND_WORDS)
 
 
 def switch_key(name: str) -> frozenset[str]:
     """A switch's words as ``alike`` compares them: stems, without the words that say where it
     sits, that it switches, or that it is a number."""
     words = re.split(r"[._]", normalise(leaf(name)).replace("-", "_"))
-    # `value` stays: `gae_lambda_value` is the critic's lambda, not a number of `gae_lambda`
-    return frozenset(stems(words) - (STOP_STEMS - {stem("value")}) - stems(BOUND_WORDS))
+    return frozenset(stems(words) - KEY_STOPS)
 
 
 def _name_words(name: str) -> set[str]:
