@@ -26,6 +26,7 @@ from pathlib import Path
 
 import duckdb
 
+from ingest import settings
 from ingest.errors import TrackerError
 from ingest.project import PROJECT_ROOT
 
@@ -40,7 +41,7 @@ def warehouse_path() -> Path:
     A relative path is taken from the project root, the folder dbt runs in, so the tracker and
     ``dbt build`` always agree on the file.
     """
-    path = Path(os.environ.get("TRACKER_WAREHOUSE") or DEFAULT_WAREHOUSE)
+    path = settings.warehouse() or DEFAULT_WAREHOUSE
     return path if path.is_absolute() else PROJECT_ROOT / path
 
 

@@ -7,7 +7,6 @@ page, so an interrupted harvest continues from it; a finished one marks its wind
 """
 
 import logging
-import os
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from email.utils import parsedate_to_datetime
 
 import duckdb
 
-from ingest import progress
+from ingest import progress, settings
 from ingest.arxiv import state
 from ingest.arxiv.api import Client, land_papers, parse_xml, text
 from ingest.errors import TrackerError
@@ -31,7 +30,7 @@ RAW = "{http://arxiv.org/OAI/arXivRaw/}"
 
 
 def oai_url() -> str:
-    return os.environ.get("ARXIV_OAI_URL") or OAI_URL
+    return settings.value("ARXIV_OAI_URL") or OAI_URL
 
 
 @dataclass

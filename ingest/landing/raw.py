@@ -22,8 +22,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from ingest import sql
-from ingest.arxiv import state as arxiv_state
+from ingest import sources, sql
 from ingest.landing import review, runs, validation
 from ingest.landing.runs import Counts, Run, utc_now
 
@@ -100,11 +99,13 @@ def ensure_raw_table(con: duckdb.DuckDBPyConnection, table: str) -> None:
 
 def ensure_all_raw_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Every table dbt's sources read exists, so they resolve even before any landing: each raw
-    table with a suite, and the arXiv windows the pool's completeness is judged by."""
+    table with a suite, and the state tables dbt reads that each source keeps (the arXiv windows
+    the pool's completeness is judged by)."""
     ensure_meta(con)
     for table in validation.suite_names():
         ensure_raw_table(con, table)
-    arxiv_state.ensure(con)
+    for source in sources.registered():
+        source.ensure(con)
 
 
 def land_batch(
