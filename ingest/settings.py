@@ -30,12 +30,15 @@ SETTINGS = (
     Setting("SOURCE_DATE_EPOCH", "now", "`tracker build`, `tracker release` (the release time)"),
     Setting("TRACKER_CACHE", "`~/.cache/framework-inclusion-tracker`",
             "`tracker ingest frameworks`, `tracker discover` (clones of repositories by URL)"),
-    Setting("ARXIV_OAI_URL", "`https://oaipmh.arxiv.org/oai`", "`tracker ingest arxiv`"),
+    Setting("ARXIV_OAI_URL", "`https://oaipmh.arxiv.org/oai`",
+            "`tracker ingest arxiv`, `tracker refresh`"),
     Setting("ARXIV_API_URL", "`https://export.arxiv.org/api/query`",
             "`tracker ingest arxiv --ids` and `--via api`"),
     Setting("GITHUB_TOKEN", "none", "`tracker ingest github`, `tracker refresh`"),
-    Setting("GITHUB_API_URL", "`https://api.github.com`", "`tracker ingest github`"),
-    Setting("GITHUB_GRAPHQL_URL", "`https://api.github.com/graphql`", "`tracker ingest github`"),
+    Setting("GITHUB_API_URL", "`https://api.github.com`",
+            "`tracker ingest github`, `tracker refresh`"),
+    Setting("GITHUB_GRAPHQL_URL", "`https://api.github.com/graphql`",
+            "`tracker ingest github`, `tracker refresh`"),
 )  # fmt: skip
 NAMES = frozenset(s.name for s in SETTINGS)
 
@@ -51,6 +54,12 @@ def project_dir() -> Path | None:
     """TRACKER_PROJECT_DIR (which `--project-dir` sets), resolved; None for the installed one."""
     found = value("TRACKER_PROJECT_DIR")
     return Path(found).expanduser().resolve() if found else None
+
+
+def choose_project_dir(folder: Path) -> None:
+    """Make ``folder`` TRACKER_PROJECT_DIR (`--project-dir`), for this process and every one it
+    starts (dbt, the git workers)."""
+    os.environ["TRACKER_PROJECT_DIR"] = str(folder)
 
 
 def warehouse() -> Path | None:

@@ -459,9 +459,7 @@ def test_the_summary_fits_100_columns_and_says_why_once_for_every_framework(
     notes = " ".join(" ".join(summary[12:]).split())
     assert notes.startswith(f"[1] {reason}") and notes.count("skipped") == 1
     assert notes.endswith("retry alone: tracker ingest github")  # every framework: the default
-    some = refresh.Refreshed(
-        refresh.refresh_source(github, sources.Request(ELEVEN[:3]), network)
-    )
+    some = refresh.Refreshed(refresh.refresh_source(github, sources.Request(ELEVEN[:3]), network))
     assert " ".join(" ".join(refresh_summary(some)[4:]).split()).endswith(
         "retry alone: tracker ingest github --framework TRL --framework verl --framework OpenRLHF"
     )

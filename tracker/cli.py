@@ -79,7 +79,7 @@ def choose_project(argv: list[str]) -> Path | None:
                 f"--project-dir {given}: this process already works on {loaded.PROJECT_ROOT}; "
                 "run the tracker anew to work on another project"
             )
-        os.environ["TRACKER_PROJECT_DIR"] = str(folder)
+        settings.choose_project_dir(folder)
     from ingest import project
 
     chosen = settings.project_dir()
