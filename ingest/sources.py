@@ -111,6 +111,7 @@ class Source(Protocol):
     """One source of records."""
 
     name: str  # as `tracker refresh` and meta.runs name it
+    title: str  # what it is, in words (the refresh's log says what it refreshes)
     commands: tuple[str, ...]  # the `tracker ingest` commands it adds
     meta_tables: tuple[str, ...]  # its state tables in the meta schema
 

@@ -22,6 +22,7 @@ class Fake:
     raising what ``trouble`` holds for it."""
 
     name = "fake"
+    title = "a SYNTHETIC source"
     commands = ("fake",)
     meta_tables = ()
 

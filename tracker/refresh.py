@@ -102,7 +102,7 @@ def refresh_source(source: Source, request: Request, network: Network) -> list[O
 def refresh_sources(request: Request, network: Network) -> list[Outcome]:
     """Every registered source in turn, its rows in order."""
     registered = sources.registered()
-    log.info("refreshing: %s", ", ".join(s.name for s in registered))
+    log.info("refreshing: %s", ", ".join(s.title for s in registered))
     return [o for source in registered for o in refresh_source(source, request, network)]
 
 

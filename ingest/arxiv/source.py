@@ -22,6 +22,7 @@ class Arxiv:
     """The papers: one unit, the pool window's increment (docs/sources.md)."""
 
     name = NAME
+    title = "the arXiv window"
     commands = ("arxiv-metadata", NAME)
     meta_tables = (state.WINDOWS.name, state.HARVESTS.name)
 

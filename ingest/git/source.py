@@ -17,6 +17,7 @@ class Frameworks:
     """Main-branch histories, one unit per framework; a local clone needs no network."""
 
     name = NAME
+    title = "framework histories"
     commands = (NAME,)
     meta_tables = (frameworks.WALKS.name,)
 

@@ -20,6 +20,7 @@ class GitHub:
     it. The token goes to the configured API hosts only (ingest/github/client.py)."""
 
     name = NAME
+    title = "the GitHub record"
     commands = (NAME,)
     meta_tables = (ETAGS.name, threads.CURSORS.name)
 
