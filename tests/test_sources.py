@@ -4,6 +4,7 @@ told by its type: a spent rate limit (its reset said once) or a refused token st
 that source's units unasked; a source that is down stops only its own unit."""
 
 import argparse
+import re
 from datetime import UTC, datetime
 
 import duckdb
@@ -132,3 +133,38 @@ def test_a_source_that_is_down_stops_only_its_unit(fake):
     assert rows["fake: verl"].status == "failed: Fake failed 4 times (HTTP 503): run it again"
     assert rows["fake: verl"].retry == "tracker ingest fake --framework verl"
     assert rows["fake: TRL"].status == "ok" and not rows["fake: TRL"].retry
+
+
+def test_github_spent_for_two_hours_fails_every_framework_once_with_its_reset(
+    warehouse, monkeypatch
+):
+    """The real GitHub source against a replayed GitHub whose limit resets in two hours (longer
+    than the tracker waits): one request, then every framework failed with the reset said once."""
+    from pytest_httpserver import HTTPServer
+    from werkzeug import Response
+
+    reset = int(datetime.now(UTC).timestamp()) + 7200
+    server = HTTPServer()
+    server.start()
+    try:
+        spent = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(reset)}
+        server.expect_request(re.compile(".*")).respond_with_handler(
+            lambda _: Response('{"message": "API rate limit exceeded"}', 403, spent)
+        )
+        monkeypatch.setenv("GITHUB_TOKEN", "synthetic-token")
+        monkeypatch.setenv("GITHUB_API_URL", server.url_for("/"))
+        monkeypatch.setenv("GITHUB_GRAPHQL_URL", server.url_for("/graphql"))
+        github = next(s for s in sources.registered() if s.name == "github")
+        outcomes = refresh.refresh_source(
+            github, sources.Request(["verl", "TRL"]), refresh.Network(False)
+        )
+        asked = len(server.log)
+    finally:
+        server.stop()
+    at = f"{datetime.fromtimestamp(reset, UTC):%Y-%m-%d %H:%M} UTC"
+    assert asked == 1  # TRL was not asked: its answer would be the same refusal
+    assert [o.status for o in outcomes] == [f"failed: rate limit spent until {at}; what was "
+                                            "landed stays"] * 2  # fmt: skip
+    text = " ".join(" ".join(summary(refresh.Refreshed(outcomes))).split())
+    assert text.count(at) == 1 and "synthetic-token" not in text
+    assert text.endswith("retry alone: tracker ingest github --framework verl --framework TRL")
