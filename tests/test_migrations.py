@@ -113,7 +113,7 @@ def test_a_reader_of_an_old_warehouse_is_told_what_to_run(old):
     done = subprocess.run(
         [sys.executable, "-m", "tracker.cli", "review"], capture_output=True, text=True, cwd=ROOT
     )
-    assert done.returncode != 0
+    assert done.returncode == 2
     [line] = done.stderr.strip().splitlines()
     assert "run `tracker build` (or any ingest) once to migrate it" in line
     with writer("synthetic"):
@@ -136,7 +136,7 @@ def test_a_writer_refuses_a_newer_warehouse_and_leaves_it_unchanged(old):
         text=True,
         cwd=ROOT,
     )
-    assert done.returncode != 0
+    assert done.returncode == 2
     [line] = done.stderr.strip().splitlines()
     assert f"schema version {migrations.LATEST + 1}, newer than this tracker's" in line
     assert "left unchanged" in line
