@@ -39,16 +39,18 @@ REVIEW_SEEDS = (
 REVIEW_COLUMNS = """
     review varchar, item_id varchar, arxiv_id varchar, framework varchar, thread_number integer,
     option_field varchar, option_value varchar, title varchar, opened_on date,
-    suggestion varchar, suggested_family varchar, thread_kind varchar, thread_state varchar,
+    suggestion varchar, suggested_family varchar, waiting boolean, thread_kind varchar,
+    thread_state varchar,
     thread_url varchar, thread_labels varchar[], local_text varchar, found_in varchar,
     discovery_evidence varchar, same_value_elsewhere varchar
 """
 
 
-def add_items(con: duckdb.DuckDBPyConnection, *items: tuple) -> None:
-    """SYNTHETIC rows of marts.review, in its column order."""
+def add_items(con: duckdb.DuckDBPyConnection, *items: tuple, waiting: bool = True) -> None:
+    """SYNTHETIC rows of marts.review, in its column order less ``waiting``."""
     for item in items:
-        con.execute(f"insert into marts.review values ({', '.join('?' * len(item))})", item)
+        row = (*item[:11], waiting, *item[11:])
+        con.execute(f"insert into marts.review values ({', '.join('?' * len(row))})", row)
 
 
 @pytest.fixture
@@ -415,8 +417,13 @@ def test_a_terminal_takes_one_key_per_answer_and_ctrl_c_leaves_whole_rows(projec
 
 def test_a_blind_reader_sees_no_suggestion_and_writes_apart(project):
     run(project, "papers", "--reviewer", "a", answers="\n\n3\n")
+    # as the next build has it: answered, the papers wait no more, their facts stay
+    with duckdb.connect(os.environ["TRACKER_WAREHOUSE"]) as con:
+        con.execute("update marts.review set waiting = false where review = 'papers'")
+    assert run(project, "papers", answers="").stdout.startswith("0 papers to review")
     done = run(project, "papers", "--blind", "--reviewer", "b", answers="1\n8\n4\n")
     assert "the screen suggests" not in done.stdout and "Enter=" not in done.stdout
+    assert "Synthetic one" in done.stdout and "A synthetic abstract." in done.stdout
     second = project.parent / "review" / "second_reader" / "paper_labels.csv"
     assert rows(second)[1:] == [
         "9999.00001,general_method,reward_shaping,b",
@@ -516,7 +523,7 @@ def test_reviewed_rows_change_the_marts(record):
         )
         assert concerns[1] == ["results"]
         left = after.execute(
-            "select review, count(*) from marts.review group by 1 order by 1"
+            "select review, count(*) from marts.review where waiting group by 1 order by 1"
         ).fetchall()
     finally:
         after.close()
@@ -541,7 +548,7 @@ def test_coded_features_load_and_count_in_inclusion_features(record):
     dbt_build()
     with duckdb.connect(str(warehouse), read_only=True) as con:
         queued = con.execute(
-            "select arxiv_id from marts.review where review = 'features' order by 1"
+            "select arxiv_id from marts.review where review = 'features' and waiting order by 1"
         ).fetchall()
     assert queued == [("9999.00001",), ("9999.00002",)]
     tracker_label("features", answers="".join(FEATURE_ANSWERS))
@@ -553,7 +560,9 @@ def test_coded_features_load_and_count_in_inclusion_features(record):
             "and field in ('code_released', 'policy_30b_or_more', 'evaluation_two_or_more_domains')"
             " order by field"
         ).fetchall()
-        left = con.execute("select count(*) from marts.review where review = 'features'").fetchone()
+        left = con.execute(
+            "select count(*) from marts.review where review = 'features' and waiting"
+        ).fetchone()
     # paper 2 has no code, does not state its policy size and has no empirical evaluation
     assert counts == [
         ("code_released", 1, 2, 0, 0),

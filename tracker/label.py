@@ -485,8 +485,9 @@ def _option(
 
 
 def queue(con: duckdb.DuckDBPyConnection, review: str, seeds: Path, blind: bool) -> Iterable[Item]:
-    """The items left: the review mart's rows for this review (and, for a blind second reader,
-    the items the first reader coded), less those already in the file being written."""
+    """The items left: the review mart's rows waiting for this review (for a blind second reader,
+    the items the first reader coded, shown with the mart's facts), less those already in the
+    file being written."""
     try:
         cursor = con.execute(
             "select * from marts.review where review = ? order by opened_on, item_id", [review]
@@ -498,6 +499,7 @@ def queue(con: duckdb.DuckDBPyConnection, review: str, seeds: Path, blind: bool)
     items = [
         Item(_item_key(review, row), row["suggestion"], row["suggested_family"], row)
         for row in facts
+        if row["waiting"]
     ]
     if review in OPTION_REVIEWS:  # and what the unmapped gate or a refresh queued since
         items += [
@@ -510,7 +512,7 @@ def queue(con: duckdb.DuckDBPyConnection, review: str, seeds: Path, blind: bool)
         reviewed: dict[tuple[str, ...], list[str]] = {}
         for row in first:
             reviewed.setdefault(key_of(review, row), []).append(row.get("failure_code", ""))
-        shown = {item.key: item.facts for item in items}
+        shown = {_item_key(review, row): row for row in facts}  # answered ones too
         # the failure kinds the first reader saw proposed travel along, hidden
         items = [
             Item(k, suggestion=",".join(v), facts=shown.get(k, {})) for k, v in reviewed.items()
@@ -669,5 +671,5 @@ def left_to_review(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str | None
     """(review, framework, items) still owed, from the last build's queue (framework empty for
     a paper)."""
     return con.execute(
-        "select review, framework, count(*) from marts.review group by all"
+        "select review, framework, count(*) from marts.review where waiting group by all"
     ).fetchall()

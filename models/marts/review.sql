@@ -1,20 +1,138 @@
 -- What `tracker label` asks about (docs/review.md): the review queue of int_labels_needed, one row
--- per item, with every fact the command shows beside it, so the command reads this one contracted
--- table and nothing else of the build. A paper carries its local abstract; a thread its kind,
--- state, link, labels and local opening text; an option where discovery found its field, the
--- evidence discovery gave, and how the other frameworks' reviewed mappings take the same value.
--- It holds local texts, so it is not released (its YAML says so).
+-- per item waiting, and every item the review seeds already answer (not waiting: a blind second
+-- reader reviews those again), each with every fact the command shows beside it, so the command
+-- reads this one contracted table and nothing else of the build. A paper carries its local
+-- abstract; a thread its kind, state, link, labels and local opening text; an option where
+-- discovery found its field, the evidence discovery gave, and how the other frameworks' reviewed
+-- mappings take the same value. It holds local texts, so it is not released (its YAML says so).
 
 with queue as (
 
-    select * from {{ ref('int_labels_needed') }}
+    select
+        review,
+        item_id,
+        arxiv_id,
+        framework,
+        thread_number,
+        option_field,
+        option_value,
+        title,
+        opened_on,
+        suggestion,
+        suggested_family,
+        true as waiting
+    from {{ ref('int_labels_needed') }}
+
+),
+
+-- the items the review seeds answer, each once
+answered as (
+
+    select
+        'papers' as review,
+        arxiv_id,
+        cast(null as varchar) as framework,
+        cast(null as integer) as thread_number,
+        cast(null as varchar) as option_field,
+        cast(null as varchar) as option_value
+    from {{ ref('stg_seeds__paper_labels') }}
+    union
+    select
+        'features' as review,
+        arxiv_id,
+        cast(null as varchar) as framework,
+        cast(null as integer) as thread_number,
+        cast(null as varchar) as option_field,
+        cast(null as varchar) as option_value
+    from {{ ref('stg_seeds__paper_features') }}
+    union
+    select
+        'failures' as review,
+        cast(null as varchar) as arxiv_id,
+        framework,
+        thread_number,
+        cast(null as varchar) as option_field,
+        cast(null as varchar) as option_value
+    from {{ ref('stg_seeds__failure_reviews') }}
+    union
+    select
+        'proposals' as review,
+        cast(null as varchar) as arxiv_id,
+        framework,
+        thread_number,
+        cast(null as varchar) as option_field,
+        cast(null as varchar) as option_value
+    from {{ ref('stg_seeds__proposal_reviews') }}
+    union
+    select
+        'concerns' as review,
+        cast(null as varchar) as arxiv_id,
+        framework,
+        thread_number,
+        cast(null as varchar) as option_field,
+        cast(null as varchar) as option_value
+    from {{ ref('stg_seeds__reviewer_concerns') }}
+    union
+    select
+        'options' as review,
+        cast(null as varchar) as arxiv_id,
+        framework,
+        cast(null as integer) as thread_number,
+        option_field,
+        option_value
+    from {{ ref('stg_seeds__option_names') }}
+    where origin = 'reviewed'
+
+),
+
+reviewed as (
+
+    select
+        r.review,
+        case
+            when r.review in ('papers', 'features') then r.arxiv_id
+            when r.review = 'options'
+                then r.framework || ':' || r.option_field || '=' || r.option_value
+            else r.framework || ':' || r.thread_number
+        end as item_id,
+        r.arxiv_id,
+        r.framework,
+        r.thread_number,
+        r.option_field,
+        r.option_value,
+        coalesce(
+            p.title,
+            split_part(x.opening_text, chr(10), 1),
+            r.option_field || coalesce(' = ' || nullif(r.option_value, ''), '')
+        ) as title,
+        coalesce(p.first_version_date, cast(t.created_at as date)) as opened_on,
+        cast(null as varchar) as suggestion,
+        cast(null as varchar) as suggested_family,
+        false as waiting
+    from answered as r
+    left join {{ ref('stg_arxiv__papers') }} as p on r.arxiv_id = p.arxiv_id
+    left join {{ ref('stg_github__threads') }} as t
+        on r.framework = t.framework and r.thread_number = t.thread_number
+    left join {{ ref('stg_github__thread_texts') }} as x
+        on r.framework = x.framework and r.thread_number = x.thread_number
+
+),
+
+items as (
+
+    select * from queue
+    union all
+    select * from reviewed as r
+    where not exists (
+        select 1 from queue as q where q.review = r.review and q.item_id = r.item_id
+    )
 
 ),
 
 options as (
 
     select item_id, framework, option_field, option_value
-    from queue
+    from items
     where review = 'options'
 
 ),
@@ -87,6 +205,7 @@ select
     q.opened_on,
     q.suggestion,
     q.suggested_family,
+    q.waiting,
     t.kind as thread_kind,
     t.state as thread_state,
     t.html_url as thread_url,
@@ -95,7 +214,7 @@ select
     l.found_in,
     e.discovery_evidence,
     w.same_value_elsewhere
-from queue as q
+from items as q
 left join {{ ref('stg_arxiv__abstracts') }} as a on q.arxiv_id = a.arxiv_id
 left join {{ ref('stg_github__threads') }} as t
     on q.framework = t.framework and q.thread_number = t.thread_number

@@ -256,7 +256,7 @@ def waiting_options(con) -> list[dict]:
         return rows(
             con,
             "select framework, title, opened_on, suggestion from marts.review "
-            "where review = 'options' order by framework, opened_on desc, title",
+            "where review = 'options' and waiting order by framework, opened_on desc, title",
         )
     except duckdb.CatalogException:
         return []
