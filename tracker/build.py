@@ -301,7 +301,7 @@ def pool_summary(con: duckdb.DuckDBPyConnection) -> str:
         )
     return (
         f"pool: {pool}; {left_out} screened papers need a reviewed label "
-        "(intermediate.labels_needed) and are left out of the inclusion figures\n"
+        "(marts.review) and are left out of the inclusion figures\n"
         "left to review (tracker label): "
         + ", ".join(f"{left.get(kind, 0)} {kind}" for kind in REVIEWS)
         + waiting

@@ -28,7 +28,7 @@ from tracker.warehouse import connect, writer
 log = logging.getLogger(__name__)
 
 NETWORK_TIMEOUT = 5.0  # seconds the first connection may take before the refresh goes offline
-# the reviews (intermediate.labels_needed) each source's records feed
+# the reviews (marts.review) each source's records feed
 REVIEWS = {
     "arxiv": label.PAPER_REVIEWS,
     "github": label.THREAD_REVIEWS,

@@ -31,7 +31,6 @@ ETAGS = StateTable(
     "github_etags",
     key={"url": "varchar"},
     values={"etag": "varchar", "next_url": "varchar"},
-    renamed={"fetched_at": "updated_at"},
 )
 
 

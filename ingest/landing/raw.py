@@ -14,7 +14,6 @@ re-landing an old snapshot after a live fetch never hides the newer record.
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -23,8 +22,9 @@ import duckdb
 import pyarrow as pa
 
 from ingest import sources, sql
-from ingest.landing import review, runs, validation
+from ingest.landing import migrations, review, runs, validation
 from ingest.landing.runs import Counts, Run, utc_now
+from ingest.sql import transaction
 
 RAW_COLUMNS = (
     "record_key",
@@ -73,7 +73,10 @@ def canonical_json(payload: Mapping[str, Any]) -> str:
 
 def ensure_meta(con: duckdb.DuckDBPyConnection) -> None:
     """Create the ``raw`` schema and the tables every source shares: the run log and the review
-    queue. A source's own progress is its state table (state.py), which the source creates."""
+    queue, after bringing the meta tables a warehouse has to this tracker's schema version
+    (migrations.py). A source's own progress is its state table (state.py), which the source
+    creates."""
+    migrations.migrate(con)
     con.execute("create schema if not exists raw")
     runs.ensure(con)
     review.ensure(con)
@@ -126,19 +129,6 @@ def land_batch(
         counts = land_records(con, run, source, entity, records, chunk_size, chunk_bytes)
     run.counts.add(counts)
     return counts
-
-
-@contextmanager
-def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """One transaction: what is written inside commits together, or (on any exception) not."""
-    con.begin()
-    try:
-        yield
-        con.commit()
-    except BaseException:
-        with suppress(duckdb.Error):  # a failed write may have ended the transaction already
-            con.rollback()
-        raise
 
 
 def land_records(
