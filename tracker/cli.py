@@ -63,6 +63,7 @@ def cmd_build(args: argparse.Namespace) -> None:
         args.verbose,
         args.previous,
         base_url=args.base_url,
+        force=args.force,
     )
 
 
@@ -490,6 +491,11 @@ def parser() -> argparse.ArgumentParser:
     )
     _previous(c)
     _base_url(c)
+    c.add_argument(
+        "--force",
+        action="store_true",
+        help="build even when nothing it reads changed since the last build",
+    )
     c.set_defaults(func=cmd_build)
 
     c = sub.add_parser(
