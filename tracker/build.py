@@ -199,7 +199,7 @@ def build(
     whose outputs are still as it wrote them) is skipped, unless ``force``: see
     tracker/fingerprint.py. A build against a ``previous`` release always runs, as that release
     is fetched anew."""
-    started = time.monotonic()
+    watch = Stopwatch()
     report_dir, site_dir = release_dir.parent / "report", release_dir.parent / "site"
     folders = {"release": release_dir, "report": report_dir, "site": site_dir}
     outputs.check_targets(folders)
@@ -217,6 +217,7 @@ def build(
                 release_dir.parent,
             )
             return
+    watch.lap("check")
     with (
         release.compared_release(previous) as compare_with,
         warehouse.writing("build", publish_on_error=False) as work,
@@ -231,6 +232,7 @@ def build(
                 con.close()
             new = sum(c.landed + c.changed for c in landed.values())
             log.info("    %d tables, %d records new or changed", len(landed), new)
+        watch.lap("landing")
         log.info("2/3 dbt build (full output in %s)", log_file())
         # unit tests check the SQL's rules, not the data: CI runs them (as dbt advises), the main
         # job runs the data tests
@@ -244,6 +246,7 @@ def build(
             project=project,
         )
         log.info("    %s", _summary(results))
+        watch.lap("dbt")
         log.info("3/3 writing the release, the report and the site")
         con = work.connect(read_only=True)
         with (
@@ -252,8 +255,11 @@ def build(
             outputs.replacing(site_dir, "site") as site_stage,
         ):
             manifest = release.fill(con, release_stage, release_dir, allow_shrink, compare_with)
+            watch.lap("release")
             files = report.fill(con, report_stage)
+            watch.lap("report")
             pages = site.fill(con, site_stage, release_stage, report_stage, manifest, base_url)
+            watch.lap("site")
         summary = pool_summary(con)
     rows = sum(t["rows"] for t in manifest["tables"].values())
     log.info("    release: %d tables, %d rows in %s", len(manifest["tables"]), rows, release_dir)
@@ -262,7 +268,26 @@ def build(
     log.info("%s", summary)
     if inputs is not None:
         fingerprint.remember(fingerprint_record(), inputs, warehouse_path())
-    log.info("built in %.1f s; warehouse %s", time.monotonic() - started, warehouse_path())
+    watch.lap("publish")
+    log.info("built in %s; warehouse %s", watch, warehouse_path())
+
+
+class Stopwatch:
+    """The seconds of each step of a build, so a slow one shows in its last line."""
+
+    def __init__(self) -> None:
+        self.started = self.last = time.monotonic()
+        self.steps: dict[str, float] = {}
+
+    def lap(self, step: str) -> None:
+        """``step`` ended now: it took the time since the previous one ended."""
+        now = time.monotonic()
+        self.steps[step] = now - self.last
+        self.last = now
+
+    def __str__(self) -> str:
+        steps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.steps.items())
+        return f"{self.last - self.started:.1f} s ({steps})"
 
 
 def _inputs(
