@@ -258,3 +258,36 @@ def paper_like(key, payload):
     from ingest.landing.raw import Record
 
     return Record(key, payload, "test", "test/1")
+
+
+def test_a_verified_file_is_validated_on_a_sample_and_every_broken_record(
+    con, tmp_path, monkeypatch
+):
+    """Ingested records get the whole suite; a snapshot file whose checksum matches gets it on
+    a sample plus every record whose envelope is broken, which still stops the load."""
+    from ingest.landing import validation
+
+    validated = []
+    whole_suite = validation.validate
+
+    def counted(table, rows):
+        validated.append(len(rows))
+        return whole_suite(table, rows)
+
+    monkeypatch.setattr(validation, "validate", counted)
+    landed(con, *(paper(f"2501.{i:05}") for i in range(12)))
+    assert validated == [12]
+    snapshot.export(con, tmp_path / "snap")
+    path = tmp_path / "snap" / "arxiv__papers.jsonl.gz"
+    lines = [json.loads(line) for line in gzip.decompress(path.read_bytes()).splitlines()]
+    lines[7]["payload"] = ["not", "an", "object"]
+    data = gzip.compress("".join(json.dumps(line) + "\n" for line in lines).encode())
+    path.write_bytes(data)
+    manifest = manifest_of(tmp_path / "snap")
+    manifest["tables"]["arxiv__papers"]["sha256"] = hashlib.sha256(data).hexdigest()
+    rewrite(tmp_path / "snap", manifest)
+    monkeypatch.setattr(snapshot, "VALIDATED_SAMPLE", 3)
+    validated.clear()
+    with pytest.raises(TrackerError, match=r"fail validation: raw.arxiv__papers 1;"):
+        snapshot.load(fresh(), tmp_path / "snap")
+    assert validated == [4]  # records 0, 4 and 8, and the broken one
