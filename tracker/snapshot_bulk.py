@@ -30,17 +30,17 @@ log = logging.getLogger(__name__)
 
 STAGED = "_snapshot_file"
 # the envelope fields of a snapshot line (snapshot.FIELDS) and the payload, typed
-READ = """
-create or replace temp table _snapshot_file as
+READ = f"""
+create or replace temp table {STAGED} as
 select *, payload::varchar as text, sha256(payload::varchar) as sha,
     row_number() over (order by record_key, record_version) - 1 as position
-from read_json(?, format = 'newline_delimited', columns = {
+from read_json(?, format = 'newline_delimited', columns = {{
     record_key: 'varchar', record_version: 'integer', content_sha256: 'varchar',
     payload: 'json', source: 'varchar', origin: 'varchar', fetched_at: 'timestamp',
-    ingester_version: 'varchar'})
+    ingester_version: 'varchar'}})
 """
 # why a file is not landed in bulk, each a count that must be 0
-ODD = """
+ODD = f"""
 select
     count(*) filter (where record_key is null or record_version is null or source is null
         or origin is null or fetched_at is null or ingester_version is null),
@@ -54,7 +54,7 @@ from (
         lag(fetched_at) over by_version as previous_fetch,
         lag(sha) over by_version as previous_sha,
         count(*) over (partition by record_key, sha, fetched_at) as same_fetch
-    from _snapshot_file
+    from {STAGED}
     window by_version as (partition by record_key order by record_version)
 )
 """
@@ -72,9 +72,9 @@ def land_file(
         [(count, keys)] = con.execute(
             f"select count(*), count(distinct record_key) from {STAGED}"
         ).fetchall()
-        if count != records or any(con.execute(ODD).fetchall()[0]):
-            return None
-        if not _sample_passes(con, table, count, sample):
+        odd = count != records or any(con.execute(ODD).fetchall()[0])
+        if odd or not _sample_passes(con, table, count, sample):
+            log.info("%s is not plainly an export: every record gets the whole suite", path)
             return None
         cols = ", ".join(RAW_COLUMNS)
         with transaction(con):
