@@ -32,7 +32,7 @@ STAGED = "_snapshot_file"
 # the envelope fields of a snapshot line (snapshot.FIELDS) and the payload, typed
 READ = f"""
 create or replace temp table {STAGED} as
-select *, payload::varchar as text, sha256(payload::varchar) as sha,
+select * exclude (payload), payload::varchar as text, sha256(payload::varchar) as sha,
     row_number() over (order by record_key, record_version) - 1 as position
 from read_json(?, format = 'newline_delimited', columns = {{
     record_key: 'varchar', record_version: 'integer', content_sha256: 'varchar',
@@ -44,7 +44,7 @@ ODD = f"""
 select
     count(*) filter (where record_key is null or record_version is null or source is null
         or origin is null or fetched_at is null or ingester_version is null),
-    count(*) filter (where json_type(payload) is distinct from 'OBJECT'
+    count(*) filter (where json_type(text) is distinct from 'OBJECT'
         or sha is distinct from content_sha256),
     count(*) filter (where record_version <> row_number or fetched_at < previous_fetch
         or sha = previous_sha or same_fetch > 1)
