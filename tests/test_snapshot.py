@@ -258,3 +258,75 @@ def paper_like(key, payload):
     from ingest.landing.raw import Record
 
     return Record(key, payload, "test", "test/1")
+
+
+@pytest.fixture
+def validated(monkeypatch) -> list[int]:
+    """How many records each call of a suite validated (calls with none left out)."""
+    from ingest.landing import validation
+
+    counts: list[int] = []
+    whole_suite = validation.validate
+
+    def counted(table, rows):
+        if rows:
+            counts.append(len(rows))
+        return whole_suite(table, rows)
+
+    monkeypatch.setattr(validation, "validate", counted)
+    monkeypatch.setattr(snapshot, "VALIDATED_SAMPLE", 3)
+    return counts
+
+
+def twelve_papers(con, tmp_path, validated, title="A paper"):
+    landed(con, *(paper(f"2501.{i:05}", title=title) for i in range(12)))
+    assert validated[-1] == 12  # an ingester's records all get the whole suite
+    snapshot.export(con, tmp_path / "snap")
+
+
+def break_record(folder, index, title=None):
+    """Make one record's payload a list (and, with ``title``, retitle every other), keeping
+    the manifest's checksum true to the file."""
+    path = folder / "arxiv__papers.jsonl.gz"
+    lines = [json.loads(line) for line in gzip.decompress(path.read_bytes()).splitlines()]
+    for line in lines:
+        line["payload"]["title"] = title or line["payload"]["title"]
+    lines[index]["payload"] = ["not", "an", "object"]
+    data = gzip.compress("".join(json.dumps(line) + "\n" for line in lines).encode())
+    path.write_bytes(data)
+    manifest = manifest_of(folder)
+    manifest["tables"]["arxiv__papers"]["sha256"] = hashlib.sha256(data).hexdigest()
+    rewrite(folder, manifest)
+
+
+def test_a_fresh_warehouse_lands_a_verified_file_in_bulk_on_a_validated_sample(
+    con, tmp_path, validated
+):
+    twelve_papers(con, tmp_path, validated)
+    target = fresh()
+    counts = snapshot.load(target, tmp_path / "snap")["arxiv__papers"]
+    assert validated[1:] == [3]  # records 0, 4 and 8
+    assert (counts.landed, counts.changed) == (12, 0)
+    every = "select * exclude (run_id) from raw.arxiv__papers order by all"
+    assert target.execute(every).fetchall() == con.execute(every).fetchall()
+
+
+def test_a_file_that_is_not_plainly_an_export_gets_the_whole_suite(con, tmp_path, validated):
+    twelve_papers(con, tmp_path, validated)
+    break_record(tmp_path / "snap", 7)
+    with pytest.raises(TrackerError, match=r"fail validation: raw.arxiv__papers 1;"):
+        snapshot.load(fresh(), tmp_path / "snap")
+    assert validated[1:] == [12]
+
+
+def test_a_changed_file_is_validated_on_a_sample_and_every_broken_record(con, tmp_path, validated):
+    """Landing a changed snapshot on a warehouse that holds the old one goes record by record:
+    a sample of each chunk gets the suite, and every record whose envelope is broken."""
+    twelve_papers(con, tmp_path, validated)
+    target = fresh()
+    snapshot.load(target, tmp_path / "snap")
+    break_record(tmp_path / "snap", 7, title="Retitled")
+    validated.clear()
+    with pytest.raises(TrackerError, match=r"fail validation: raw.arxiv__papers 1;"):
+        snapshot.load(target, tmp_path / "snap")
+    assert validated == [4]  # records 0, 4 and 8, and the broken one

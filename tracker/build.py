@@ -19,7 +19,7 @@ import duckdb
 from ingest import processes, settings
 from ingest.errors import TrackerError
 from ingest.project import PROJECT_ROOT, check_seed_text
-from tracker import outputs, release, report, site, snapshot, warehouse
+from tracker import fingerprint, outputs, release, report, site, snapshot, warehouse
 from tracker.label import REVIEWS, left_to_review
 from tracker.warehouse import warehouse_path
 
@@ -39,6 +39,11 @@ def target_path() -> Path:
     dbt re-parses the whole project whenever the profile differs from its last run's; with a
     folder each, switching between ``tracker build`` and ``dbt build`` parses only what changed."""
     return (settings.dbt_target_path() or PROJECT_ROOT / "target") / "tracker"
+
+
+def fingerprint_record() -> Path:
+    """What the last successful build read (tracker/fingerprint.py), beside dbt's state."""
+    return target_path() / "last-build.json"
 
 
 def log_file() -> Path:
@@ -175,6 +180,7 @@ def build(
     previous: str | None = None,
     project: Path = PROJECT_ROOT,
     base_url: str | None = None,
+    force: bool = False,
 ) -> None:
     """Land the snapshot, build, and write the release with the report and the site next to
     it (``report/`` and ``site/`` in the release folder's parent). With no ``snapshot_dir``
@@ -187,13 +193,31 @@ def build(
     and the three folders (tracker/outputs.py). A build that fails anywhere changes none of them,
     and a folder the tracker did not make stops it before any work. ``previous`` (a release
     folder, manifest URL or archive) is what the release's changes are computed against instead
-    of the release it replaces; it is obtained and verified before any work."""
+    of the release it replaces; it is obtained and verified before any work.
+
+    A build from a snapshot that would read exactly what the last successful one read (and
+    whose outputs are still as it wrote them) is skipped, unless ``force``: see
+    tracker/fingerprint.py. A build against a ``previous`` release always runs, as that release
+    is fetched anew."""
+    watch = Stopwatch()
     report_dir, site_dir = release_dir.parent / "report", release_dir.parent / "site"
     folders = {"release": release_dir, "report": report_dir, "site": site_dir}
     outputs.check_targets(folders)
     site.check_base_url(base_url)
     check_seed_text(project / "seeds")
-    started = time.monotonic()
+    inputs = None
+    if snapshot_dir is not None and previous is None:
+        inputs = _inputs(snapshot_dir, release_dir, allow_shrink, project, base_url)
+        since = fingerprint.unchanged_since(fingerprint_record(), inputs, warehouse_path(), folders)
+        if since and not force:
+            log.info(
+                "nothing changed since the build of %s: release, report and site in %s are "
+                "current (`tracker build --force` builds anyway)",
+                since,
+                release_dir.parent,
+            )
+            return
+    watch.lap("check")
     with (
         release.compared_release(previous) as compare_with,
         warehouse.writing("build", publish_on_error=False) as work,
@@ -208,6 +232,7 @@ def build(
                 con.close()
             new = sum(c.landed + c.changed for c in landed.values())
             log.info("    %d tables, %d records new or changed", len(landed), new)
+        watch.lap("landing")
         log.info("2/3 dbt build (full output in %s)", log_file())
         # unit tests check the SQL's rules, not the data: CI runs them (as dbt advises), the main
         # job runs the data tests
@@ -221,6 +246,7 @@ def build(
             project=project,
         )
         log.info("    %s", _summary(results))
+        watch.lap("dbt")
         log.info("3/3 writing the release, the report and the site")
         con = work.connect(read_only=True)
         with (
@@ -229,15 +255,56 @@ def build(
             outputs.replacing(site_dir, "site") as site_stage,
         ):
             manifest = release.fill(con, release_stage, release_dir, allow_shrink, compare_with)
+            watch.lap("release")
             files = report.fill(con, report_stage)
+            watch.lap("report")
             pages = site.fill(con, site_stage, release_stage, report_stage, manifest, base_url)
+            watch.lap("site")
         summary = pool_summary(con)
     rows = sum(t["rows"] for t in manifest["tables"].values())
     log.info("    release: %d tables, %d rows in %s", len(manifest["tables"]), rows, release_dir)
     log.info("    report: %d files in %s", len(files), report_dir)
     log.info("    site: %d pages; open %s", pages, site_dir / "index.html")
     log.info("%s", summary)
-    log.info("built in %.1f s; warehouse %s", time.monotonic() - started, warehouse_path())
+    if inputs is not None:
+        fingerprint.remember(fingerprint_record(), inputs, warehouse_path())
+    watch.lap("publish")
+    log.info("built in %s; warehouse %s", watch, warehouse_path())
+
+
+class Stopwatch:
+    """The seconds of each step of a build, so a slow one shows in its last line."""
+
+    def __init__(self) -> None:
+        self.started = self.last = time.monotonic()
+        self.steps: dict[str, float] = {}
+
+    def lap(self, step: str) -> None:
+        """``step`` ended now: it took the time since the previous one ended."""
+        now = time.monotonic()
+        self.steps[step] = now - self.last
+        self.last = now
+
+    def __str__(self) -> str:
+        steps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.steps.items())
+        return f"{self.last - self.started:.1f} s ({steps})"
+
+
+def _inputs(
+    snapshot_dir: Path, release_dir: Path, allow_shrink: bool, project: Path, base_url: str | None
+) -> str:
+    """The fingerprint of what a build from ``snapshot_dir`` reads, its options included (the
+    release's timestamp follows SOURCE_DATE_EPOCH when set)."""
+    options = {
+        "snapshot": str(snapshot_dir.resolve()),
+        "release": str(release_dir.resolve()),
+        "project": str(project.resolve()),
+        "warehouse": str(warehouse_path().resolve()),
+        "allow_shrink": allow_shrink,
+        "base_url": base_url,
+        "source_date_epoch": os.environ.get("SOURCE_DATE_EPOCH"),
+    }
+    return fingerprint.of_inputs(snapshot_dir, project, options)
 
 
 @contextmanager

@@ -95,6 +95,15 @@ def check_replaceable(target: Path, kind: str) -> None:
         )
 
 
+def intact(target: Path, kind: str) -> bool:
+    """Whether ``target`` holds exactly the ``kind`` the tracker wrote there: its marker, every
+    file the marker lists and nothing else (a deleted or added file, or no folder, is not)."""
+    if target.is_symlink() or not target.is_dir():
+        return False
+    marker = _marker(target)
+    return marker is not None and marker.get("kind") == kind and _files(target) == marker["files"]
+
+
 def check_targets(targets: dict[str, Path]) -> None:
     """Stop before any work unless every output of a command (kind → folder) may be written
     and each has a folder of its own: two that are one folder, or one inside another, would

@@ -5,7 +5,14 @@ raw tables' payloads are facts by construction; local-only text never reaches a 
 is exported). Files are byte-reproducible: sorted records, sorted keys, gzip without timestamps.
 Loading verifies every file before landing any, so a corrupted snapshot lands nothing; a
 snapshot that lacks a raw table the dbt sources read (and the warehouse lacks it too), or whose
-records fail validation, stops the load: a broken input never builds green.
+records fail validation, stops the load: a broken input never builds green. As every file's
+bytes are what `tracker snapshot export` wrote from raw tables whose records were validated when
+they landed, loading runs each table's suite on a sample of its records, not on all 34,000: into
+an empty table DuckDB lands the file in bulk (tracker/snapshot_bulk.py, about
+``VALIDATED_SAMPLE`` records validated); into a table that holds records, or when the bulk path
+declines a file, records land one by one, a sample of each chunk (or, for a declined file,
+every record) validated, and every record whose envelope is broken. Records landed by the
+ingesters always get the whole suite.
 """
 
 import gzip
@@ -28,7 +35,7 @@ from ingest.landing.raw import Record, ensure_all_raw_tables, land_batch
 from ingest.landing.runs import Counts, ingest_run
 from ingest.landing.state import StateTable
 from ingest.project import PROJECT_ROOT
-from tracker import outputs
+from tracker import outputs, snapshot_bulk
 from tracker.checksums import verify_file
 
 SNAPSHOT_DIR = PROJECT_ROOT / "snapshot"
@@ -37,8 +44,19 @@ SNAPSHOT_DIR = PROJECT_ROOT / "snapshot"
 # second build from an unchanged snapshot neither reads nor validates 80 MB of JSON again.
 LOADED = StateTable("snapshot_files", key={"raw_table": "varchar"}, values={"sha256": "varchar"})
 MANIFEST = "manifest.json"
+VALIDATED_SAMPLE = 500  # records of a checksum-verified file (or of a chunk of it) validated
 SHA256 = re.compile(r"[0-9a-f]{64}")
-FIELDS = ("record_key", "record_version", "source", "origin", "fetched_at", "ingester_version")
+# each line's envelope; content_sha256 (of the payload's canonical text) lets a fresh warehouse
+# land a file in bulk and still check every record's text (tracker/snapshot_bulk.py)
+FIELDS = (
+    "record_key",
+    "record_version",
+    "content_sha256",
+    "source",
+    "origin",
+    "fetched_at",
+    "ingester_version",
+)
 
 
 def raw_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -187,17 +205,17 @@ def _read_file(path: Path, expected: int) -> Iterator[Record]:
         )
 
 
+def _is_empty(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    return not con.execute(f"select count(*) from raw.{table}").fetchall()[0][0]
+
+
 def load(con: duckdb.DuckDBPyConnection, snapshot_dir: Path = SNAPSHOT_DIR) -> dict[str, Counts]:
     """Land the snapshot (idempotently) and return what each raw table gained; stop, naming the
     table, when it lacks one the dbt sources read or when validation held records back."""
     tables = manifest(snapshot_dir)
     ensure_all_raw_tables(con)
     LOADED.ensure(con)
-    absent = [
-        t
-        for t in dbt_raw_tables()
-        if t not in tables and not con.execute(f"select count(*) from raw.{t}").fetchall()[0][0]
-    ]
+    absent = [t for t in dbt_raw_tables() if t not in tables and _is_empty(con, t)]
     if absent:
         raise TrackerError(
             f"the snapshot {snapshot_dir} has no raw.{', raw.'.join(absent)}, which the dbt "
@@ -211,9 +229,16 @@ def load(con: duckdb.DuckDBPyConnection, snapshot_dir: Path = SNAPSHOT_DIR) -> d
             if loaded and loaded["sha256"] == entry["sha256"]:
                 results[table] = Counts(unchanged=entry["records"])
                 continue
-            source, _, entity = table.partition("__")
-            records = _read_file(snapshot_dir / entry["file"], entry["records"])
-            results[table] = land_batch(con, run, source, entity, records)
+            path, empty = snapshot_dir / entry["file"], _is_empty(con, table)
+            counts = empty and snapshot_bulk.land_file(
+                con, run, table, path, entry["records"], VALIDATED_SAMPLE
+            )
+            if not counts:  # declined by the bulk path: every record gets the whole suite
+                source, _, entity = table.partition("__")
+                records = _read_file(path, entry["records"])
+                sample = None if empty else VALIDATED_SAMPLE
+                counts = land_batch(con, run, source, entity, records, sample=sample)
+            results[table] = counts
             if not results[table].quarantined:
                 LOADED.put(con, {"raw_table": table}, sha256=entry["sha256"])
     held = {t: c.quarantined for t, c in results.items() if c.quarantined}

@@ -17,6 +17,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     previous_option(c)
     base_url_option(c)
+    c.add_argument(
+        "--force",
+        action="store_true",
+        help="build even when nothing it reads changed since the last build",
+    )
     c.set_defaults(func=run)
 
 
@@ -30,4 +35,5 @@ def run(args: argparse.Namespace) -> None:
         args.verbose,
         args.previous,
         base_url=args.base_url,
+        force=args.force,
     )
