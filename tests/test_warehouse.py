@@ -96,6 +96,7 @@ def test_a_failed_build_publishes_nothing_and_the_next_one_continues(tmp_path, m
     assert not live.exists() and not (tmp_path / "r").exists()
 
 
+@pytest.mark.build  # the build parses the project while it looks for the snapshot
 def test_a_build_that_fails_before_writing_leaves_no_work_file(tmp_path, monkeypatch):
     """No snapshot there: the build stops before landing anything, and leaves the warehouse as
     it was and no work file for the next writer to continue from."""
