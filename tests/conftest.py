@@ -93,7 +93,7 @@ def tracker(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     saved_streams = sys.stdin, sys.stdout, sys.stderr
     saved_signals = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
     root = logging.getLogger()
-    saved_logging = root.handlers[:], root.level
+    saved_handlers, saved_level = root.handlers[:], root.level
     out, err = io.StringIO(), io.StringIO()
     try:
         if env is not None:
@@ -112,8 +112,8 @@ def tracker(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
             err.write(traceback.format_exc())
             code = 1
     finally:
-        root.handlers, _ = saved_logging
-        root.setLevel(saved_logging[1])
+        root.handlers = saved_handlers
+        root.setLevel(saved_level)
         sys.stdin, sys.stdout, sys.stderr = saved_streams
         for sig, handler in saved_signals.items():
             signal.signal(sig, handler)
