@@ -1,10 +1,14 @@
 """Shared fixtures: a warehouse per test, one real build per run, records to land."""
 
 import fcntl
+import io
+import logging
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -62,14 +66,62 @@ def paper(arxiv_id: str, title: str = "A paper", day: str = "2025-03-01", **extr
     return Record(arxiv_id, payload, "test", "test/1")
 
 
-def tracker(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """Run the real `tracker` command in a separate process."""
+def tracker_process(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the real `tracker` command in a separate process: for tests about processes (locks
+    held by another process, signals, exit codes seen by a shell)."""
     return subprocess.run(
         [sys.executable, "-m", "tracker.cli", *args],
         capture_output=True,
         text=True,
         env=env,
         cwd=ROOT,
+    )
+
+
+def tracker(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the `tracker` command as its console script does (``tracker.cli.main``), but in this
+    process: a new process would import Great Expectations and DuckDB again, seconds each time.
+
+    What a process would have of its own is given it and taken back afterwards: the
+    environment (``env`` replaces it, as for ``subprocess.run``), the working folder, standard
+    streams that are not terminals (stdin empty), logging as the command sets it up, and the
+    signal handlers it installs. An exception the command lets out is exit code 1 with its
+    traceback on stderr, as Python's would be."""
+    from tracker import cli  # imported when first run, so collecting the tests stays quick
+
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    saved_signals = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    root = logging.getLogger()
+    saved_handlers, saved_level = root.handlers[:], root.level
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        os.chdir(ROOT)
+        sys.stdin, sys.stdout, sys.stderr = io.StringIO(), out, err
+        root.handlers = []  # pytest's capture handlers would keep the command's own set-up out
+        try:
+            code = cli.main(list(args))
+        except SystemExit as exc:  # argparse's usage errors and --help
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            if isinstance(exc.code, str):
+                err.write(exc.code + "\n")
+        except Exception:  # what the interpreter would print and exit with
+            err.write(traceback.format_exc())
+            code = 1
+    finally:
+        root.handlers = saved_handlers
+        root.setLevel(saved_level)
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        for sig, handler in saved_signals.items():
+            signal.signal(sig, handler)
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(
+        ["tracker", *args], code, stdout=out.getvalue(), stderr=err.getvalue()
     )
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.conftest import ROOT, tracker
+from tests.conftest import ROOT, tracker, tracker_process
 from tracker import cli, report
 
 CSV = """arxiv_id,title,authors,first_version_date,primary_category,categories,source_url,confidence
@@ -385,3 +385,16 @@ def test_each_command_registers_its_own_parser_and_each_source_its_ingest_comman
         a for a in top.choices["ingest"]._actions if isinstance(a, argparse._SubParsersAction)
     )
     assert list(ingest.choices) == [c for s in sources.registered() for c in s.commands]
+
+
+def test_a_command_run_in_the_tests_process_answers_as_its_own_process_would(tmp_path):
+    """The tests' in-process `tracker` (tests/conftest.py) stands in for the command line: the
+    same exit codes, output and one-line errors, and the test's environment back afterwards."""
+    env = {**os.environ, "TRACKER_WAREHOUSE": str(tmp_path / "absent.duckdb")}
+    before, cwd = dict(os.environ), os.getcwd()
+    for args in (["--help"], ["frobnicate"], ["review"], ["--log-level", "loud", "review"]):
+        inside, outside = tracker(*args, env=env), tracker_process(*args, env=env)
+        assert inside.returncode == outside.returncode, args
+        assert inside.stdout == outside.stdout, args
+        assert inside.stderr.splitlines()[-1:] == outside.stderr.splitlines()[-1:], args
+    assert dict(os.environ) == before and os.getcwd() == cwd

@@ -157,10 +157,10 @@ def test_kill_9_of_an_ingest_stops_its_workers_and_the_next_run_lands_it_all_onc
     assert wait_for(lambda: not [p for p in workers if alive(p)], 2), {
         p: c for p, c in workers.items() if alive(p)
     }
-    again = start(*args, warehouse=killed)
-    assert again.wait(timeout=300) == 0
+    again = tracker(*args, env={**os.environ, "TRACKER_WAREHOUSE": str(killed)})
+    assert again.returncode == 0, again.stderr
     whole = tmp_path / "whole.duckdb"
-    assert start(*args, warehouse=whole).wait(timeout=300) == 0
+    assert tracker(*args, env={**os.environ, "TRACKER_WAREHOUSE": str(whole)}).returncode == 0
     after_kill, uninterrupted = landed(killed), landed(whole)
     assert after_kill == uninterrupted
     assert len(uninterrupted["git__commits"]) == 2000

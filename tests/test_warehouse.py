@@ -10,7 +10,7 @@ import sys
 import duckdb
 import pytest
 
-from tests.conftest import ROOT, tracker
+from tests.conftest import ROOT, tracker, tracker_process
 from tracker import download, release, snapshot
 from tracker import warehouse as wh
 
@@ -55,8 +55,8 @@ def test_writers_take_turns_and_the_warehouse_follows_tracker_warehouse(
     empty = tmp_path_factory.mktemp("snapshot") / "empty"  # every raw table, quick to land
     snapshot.export(con, empty)
     load = ("snapshot", "load", "--snapshot", str(empty))
-    with wh.writing("ingest github"):
-        result = tracker(*load)
+    with wh.writing("ingest github"):  # held by this process: the command runs in another
+        result = tracker_process(*load)
     assert result.returncode == 2
     assert f"is being written by process {os.getpid()} (tracker ingest github)" in result.stderr
     assert tracker(*load).returncode == 0  # the lock went with its holder
@@ -96,6 +96,7 @@ def test_a_failed_build_publishes_nothing_and_the_next_one_continues(tmp_path, m
     assert not live.exists() and not (tmp_path / "r").exists()
 
 
+@pytest.mark.build  # the build parses the project while it looks for the snapshot
 def test_a_build_that_fails_before_writing_leaves_no_work_file(tmp_path, monkeypatch):
     """No snapshot there: the build stops before landing anything, and leaves the warehouse as
     it was and no work file for the next writer to continue from."""

@@ -19,7 +19,6 @@ from datetime import datetime
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
 from ingest import sources, sql
 from ingest.landing import migrations, review, runs, validation
@@ -255,6 +254,8 @@ def _land_chunk(
         ):
             out[col].append(value)
     if out["record_key"]:
+        import pyarrow as pa  # here, not at the top: every `tracker` command imports this module
+
         con.register("_landing_chunk", pa.table(out))
         try:
             cols = ", ".join(RAW_COLUMNS)
