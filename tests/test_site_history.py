@@ -11,6 +11,7 @@ import pytest
 
 from ingest.errors import TrackerError
 from tracker import site
+from tracker.site import render
 
 TAG = "tag:framework-inclusion-tracker,2026:"
 GSPO_AREAL = "981e3f68fe26bbdbae523d6efe6471b5c0758ae2"  # gspo landed in AReaL, 2025-11-04
@@ -114,7 +115,7 @@ def test_the_feed_is_valid_atom_of_the_newest_landings_and_removals(built, marts
         f"committed_at from milestones order by committed_at desc limit {site.FEED_ENTRIES}"
     ).fetchall()
     assert {i.removeprefix(TAG) for i in ids} == {i for i, _ in newest}
-    assert entries[-1].updated == site.stamp(newest[-1][1])
+    assert entries[-1].updated == render.stamp(newest[-1][1])
     # every page offers the feed to a browser's or reader's discovery
     for page in ("index.html", "whats-new.html", "methods/gspo.html", "frameworks/TRL.html"):
         html = (feed_path.parent / page).read_text()
