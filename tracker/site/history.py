@@ -7,7 +7,7 @@ from pathlib import Path
 from ingest.errors import TrackerError
 from tracker import release_files
 from tracker.site.downloads import remedy
-from tracker.site.render import CHANGES, rows
+from tracker.site.render import CHANGES, rows_by
 
 # when each framework added, re-landed and removed each method: a landing from
 # method_frameworks, a removal and a re-landing from removals (docs/definitions.md#removals)
@@ -33,24 +33,24 @@ select if(e.event_type = 'default_changed', e.event_type, 'option_' || e.event_t
     false as date_is_upper_bound, null::integer as days_absent, e.option_field, e.option_value,
     e.old_default, e.new_default
 from marts.option_events as e
-where e.method_id = $method and (e.event_type = 'default_changed' or not exists (
+where (e.event_type = 'default_changed' or not exists (
     select 1 from milestones as m where m.method_id = e.method_id
     and m.framework = e.framework and m.commit_sha = e.commit_sha))
 """
 
 
-def method_history(con, method_id: str) -> list[dict]:
-    """What happened to a method in each framework, oldest first: its landings, removals and
+def method_histories(con) -> dict[str, list[dict]]:
+    """What happened to each method in each framework, oldest first: its landings, removals and
     re-landings, and between them the changes of its options (from the marts, so any release
     has it)."""
-    return rows(
+    return rows_by(
         con,
-        f"{MILESTONES} select h.*, f.repository_url from ("
+        f"{MILESTONES} select h.method_id as page_of, h.*, f.repository_url from ("
         "select *, null as option_field, null as option_value, null as old_default, "
-        f"null as new_default from milestones where method_id = $method "
-        f"union all {OPTION_CHANGES}) as h join marts.frameworks as f using (framework) "
-        "order by h.committed_at, h.framework, h.kind, h.option_field, h.option_value",
-        {"method": method_id},
+        f"null as new_default from milestones union all {OPTION_CHANGES}) as h "
+        "join marts.frameworks as f using (framework) order by h.method_id, "
+        "h.committed_at, h.framework, h.kind, h.option_field, h.option_value",
+        "page_of",
     )
 
 

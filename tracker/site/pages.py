@@ -11,8 +11,8 @@ import duckdb
 from ingest.errors import TrackerError
 from tracker import search
 from tracker.report import figures, inputs
-from tracker.site.history import method_changes, method_history
-from tracker.site.render import ENV, rows
+from tracker.site.history import method_changes, method_histories
+from tracker.site.render import ENV, rows, rows_by
 
 # a framework name becomes a file name: only names that are safe as one
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -90,44 +90,50 @@ def home(con) -> dict[str, Any]:
     }
 
 
-def method_page(con, method_id: str) -> dict[str, Any]:
-    [m] = rows(con, "select * from marts.methods where method_id = ?", [method_id])
-    offered = rows(
+def method_pages(con) -> dict[str, dict[str, Any]]:
+    """Every method's page: where each framework has it, its proposals, failure reports, model
+    reports and history, each section read for all methods in one query."""
+    offered = rows_by(
         con,
-        "select f.*, e.fragment, e.verified_against_line, e.verified_against_commit, "
-        "r.repository_url from marts.method_frameworks as f "
+        "select f.method_id as page_of, f.*, e.fragment, e.verified_against_line, "
+        "e.verified_against_commit, r.repository_url from marts.method_frameworks as f "
         "join marts.option_equivalents as e using (method_id, framework) "
         "join marts.frameworks as r using (framework) "
-        "where f.method_id = ? "
-        "order by not f.framework_in_study, f.first_landing_date, f.framework",
-        [method_id],
+        "order by f.method_id, not f.framework_in_study, f.first_landing_date, f.framework",
+        "page_of",
     )
-    proposals = rows(
+    proposals = rows_by(
         con,
-        "select * from marts.proposals where list_contains(method_ids, ?) "
-        "order by created_at, framework, thread_number",
-        [method_id],
+        "select m.method_id as page_of, p.* from marts.methods as m "
+        "join marts.proposals as p on list_contains(p.method_ids, m.method_id) "
+        "order by m.method_id, p.created_at, p.framework, p.thread_number",
+        "page_of",
     )
-    failures = rows(
+    failures = rows_by(
         con,
-        "select * from marts.failure_reports where list_contains(addressing_methods, ?) "
-        "order by created_at, failure_report_id",
-        [method_id],
+        "select m.method_id as page_of, r.* from marts.methods as m "
+        "join marts.failure_reports as r on list_contains(r.addressing_methods, m.method_id) "
+        "order by m.method_id, r.created_at, r.failure_report_id",
+        "page_of",
     )
-    reports = rows(
+    reports = rows_by(
         con,
-        "select * from marts.model_report_methods where method_id = ? "
-        "order by arxiv_id, report_method_id",
-        [method_id],
+        "select method_id as page_of, * from marts.model_report_methods "
+        "order by method_id, arxiv_id, report_method_id",
+        "page_of",
     )
+    histories = method_histories(con)
     return {
-        "title": m["name"],
-        "m": m,
-        "offered": offered,
-        "proposals": proposals,
-        "failures": failures,
-        "reports": reports,
-        "history": method_history(con, method_id),
+        m["method_id"]: {
+            "title": m["name"],
+            "m": m,
+            "offered": offered.get(m["method_id"], []),
+            "proposals": proposals.get(m["method_id"], []),
+            "failures": failures.get(m["method_id"], []),
+            "reports": reports.get(m["method_id"], []),
+            "history": histories.get(m["method_id"], []),
+        }
+        for m in rows(con, "select * from marts.methods order by method_id")
     }
 
 
@@ -198,10 +204,11 @@ def write(
         },
     )
     pages["frameworks/index.html"] = ("frameworks.html", framework_index(con))
+    methods = method_pages(con)
     for method_id in method_ids:
         pages[f"methods/{method_id}.html"] = (
             "method.html",
-            {**method_page(con, method_id), "releases": method_changes(releases, method_id)},
+            {**methods[method_id], "releases": method_changes(releases, method_id)},
         )
     for name in frameworks:
         pages[f"frameworks/{name}.html"] = ("framework.html", framework_page(con, name))

@@ -184,3 +184,13 @@ def rows(con, sql: str, params: list | dict | None = None) -> list[dict]:
     cursor = con.execute(sql, params or [])
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+
+
+def rows_by(con, sql: str, key: str) -> dict[Any, list[dict]]:
+    """The rows of a query over every page at once, grouped by the column ``key`` (dropped from
+    each row), each group in the query's order: one query per kind of section, not one per page,
+    which is what the site's time went to."""
+    grouped: dict[Any, list[dict]] = {}
+    for row in rows(con, sql):
+        grouped.setdefault(row.pop(key), []).append(row)
+    return grouped
