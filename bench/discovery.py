@@ -130,7 +130,7 @@ def landings(warehouse: Path) -> dict[tuple[str, str], datetime]:
 def review_items(warehouse: Path) -> dict[str, int]:
     with duckdb.connect(str(warehouse), read_only=True) as con:
         rows = con.execute(
-            "select framework, count(*) from intermediate.labels_needed "
+            "select framework, count(*) from intermediate.int_labels_needed "
             "where review = 'options' group by framework"
         ).fetchall()
     return dict(rows)

@@ -4,7 +4,7 @@ Everything here is SYNTHETIC: papers with ids 9NNN.NNNNN, metadata_source "synth
 generated titles and abstracts (a third mention both language models and RL), reviewed labels
 invented for the benchmark only. They go into a temporary warehouse and a temporary copy of the
 dbt project, never into the tracker's. For each scale it times `dbt build` of the pool layers
-(staging → int_papers_screened → papers, cohorts, inclusion_summary, labels_needed, with their
+(staging → int_papers_screened → papers, cohorts, inclusion_summary, int_labels_needed, with their
 tests) in a fresh process and reports its peak memory, and the cost per paper against 1x.
 
     python bench/pool_scale.py [--scales 1,10,100]
@@ -68,7 +68,7 @@ def build(copy: Path, warehouse_file: Path) -> tuple[float, float]:
         "--select",
         "+inclusion_summary",
         "+cohorts",
-        "+labels_needed",
+        "+int_labels_needed",
         "--indirect-selection",
         "cautious",  # tests of models outside the pool layers stay out
         "--quiet",

@@ -19,7 +19,7 @@ from urllib3.exceptions import MaxRetryError
 from urllib3.util import retry as urllib3_retry
 
 from ingest import __version__
-from ingest.errors import TrackerError
+from ingest.errors import RateLimited
 
 log = logging.getLogger(__name__)
 
@@ -78,10 +78,11 @@ class RateLimit(Policy):
         wait = max(1.0, self.reset - time.time() + 1)
         at = f"{datetime.fromtimestamp(self.reset, UTC):%H:%M} UTC"
         if wait > self.max_wait:
-            raise TrackerError(
+            raise RateLimited(
                 f"{self.name}'s rate limit is spent until {at}, in {wait / 60:.0f} min, longer "
                 f"than the {self.max_wait / 60:.0f} min the tracker waits: what was landed "
-                "stays; run the command again after that"
+                "stays; run the command again after that",
+                datetime.fromtimestamp(self.reset, UTC),
             )
         log.warning(
             "%s: rate limited (%d requests left); waiting %.0f s for the reset at %s",

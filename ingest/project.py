@@ -11,10 +11,14 @@ from pathlib import Path
 
 import yaml
 
+from ingest import settings
 from ingest.errors import TrackerError
 from ingest.safe import XML_FORBIDDEN
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+INSTALLED_ROOT = Path(__file__).resolve().parent.parent  # the checkout this code came from
+# the project the tracker reads and writes: TRACKER_PROJECT_DIR (`--project-dir`), as dbt has,
+# else the installed checkout
+PROJECT_ROOT = settings.project_dir() or INSTALLED_ROOT
 SEEDS = PROJECT_ROOT / "seeds"
 DBT_PROJECT = PROJECT_ROOT / "dbt_project.yml"
 
@@ -70,3 +74,21 @@ def pool() -> Pool:
             f"{DBT_PROJECT} does not define the pool (vars pool_from, pool_to as dates and "
             f"pool_categories as a list): {exc}"
         ) from None
+
+
+def is_project(folder: Path) -> bool:
+    """Whether ``folder`` is a checkout of this tracker: its dbt project has this one's name."""
+    try:
+        found = yaml.safe_load((folder / "dbt_project.yml").read_text(encoding="utf-8"))
+        ours = yaml.safe_load((INSTALLED_ROOT / "dbt_project.yml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return False
+    return isinstance(found, dict) and isinstance(ours, dict) and found.get("name") == ours["name"]
+
+
+def enclosing_project(start: Path) -> Path | None:
+    """The tracker checkout that ``start`` is in (the nearest up from it), if any."""
+    for folder in (start, *start.parents):
+        if (folder / "dbt_project.yml").is_file():
+            return folder if is_project(folder) else None
+    return None

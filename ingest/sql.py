@@ -2,10 +2,15 @@
 into a statement unless it passes a strict pattern here first.
 
 Values are always bound as parameters. The only exception is ``literal``, for the one statement
-DuckDB cannot bind (``COMMENT ON``); it refuses what it cannot quote safely.
+DuckDB cannot bind (``COMMENT ON``); it refuses what it cannot quote safely. And the one way
+several statements commit together: ``transaction``.
 """
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+import duckdb
 
 from ingest.errors import TrackerError
 
@@ -35,3 +40,16 @@ def literal(text: object, what: str) -> str:
     if not isinstance(text, str) or any(ord(c) < 32 and c not in "\t\n" for c in text):
         raise TrackerError(f"{what} is not plain text")
     return "'" + text.replace("'", "''") + "'"
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """One transaction: what is written inside commits together, or (on any exception) not."""
+    con.begin()
+    try:
+        yield
+        con.commit()
+    except BaseException:
+        with suppress(duckdb.Error):  # a failed write may have ended the transaction already
+            con.rollback()
+        raise

@@ -11,7 +11,7 @@ import pytest
 from werkzeug import Response
 
 from ingest.arxiv import api, oai, windows
-from ingest.errors import TrackerError
+from ingest.errors import InputInvalid, SourceUnavailable, TrackerError
 from ingest.project import pool
 from tracker import snapshot
 
@@ -86,7 +86,7 @@ def test_malformed_truncated_and_error_feeds_are_clear_errors():
         api.parse_page(feed("search_page1.xml")[:3000].encode(), "the window")
     with pytest.raises(TrackerError, match="does not parse"):
         api.parse_page(b"<html>Service unavailable", "the window")
-    with pytest.raises(TrackerError, match="arXiv rejected the ids abc: incorrect id format"):
+    with pytest.raises(InputInvalid, match="arXiv rejected the ids abc: incorrect id format"):
         api.parse_page(feed("error_incorrect_id.xml").encode(), "the ids abc")
 
 
@@ -198,7 +198,7 @@ def test_an_interrupted_window_resumes_where_it_stopped(atom, con):
         return Response(feed(name, total=20))
 
     pages = Pages(atom, answer)
-    with pytest.raises(TrackerError, match="HTTP 500.*run the command again"):
+    with pytest.raises(SourceUnavailable, match="HTTP 500.*run the command again"):
         windows.ingest_window(
             con, client(), date(2025, 3, 1), date(2025, 3, 31), CATEGORIES, page_size=10
         )
@@ -246,7 +246,7 @@ def test_a_connection_dropped_mid_page_is_retried(con, monkeypatch):
     monkeypatch.setenv("ARXIV_API_URL", dropping_server(body, drops=1))
     assert api.ingest_ids(con, client(), ["1707.08567"]).landed == ["1707.08567"]
     monkeypatch.setenv("ARXIV_API_URL", dropping_server(body, drops=5))
-    with pytest.raises(TrackerError, match="dropped .* 3 times.*run the command again"):
+    with pytest.raises(SourceUnavailable, match="dropped .* 3 times.*run the command again"):
         api.ingest_ids(con, client(), ["1707.08567"])
 
 

@@ -1,6 +1,7 @@
 """The `tracker` command as a user meets it: ingest, see what was held back, and why."""
 
 import argparse
+import importlib
 import json
 import os
 import re
@@ -368,3 +369,19 @@ def test_log_lines_carry_time_and_level_off_a_terminal_and_log_level_filters_the
         line for line in shown.stderr.splitlines() if line.startswith("tracker: error:")
     ]
     assert tracker("--log-level", "loud", "build").returncode == 2
+
+
+def test_each_command_registers_its_own_parser_and_each_source_its_ingest_commands():
+    from ingest import sources
+    from tracker import commands
+
+    top = next(a for a in cli.parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(top.choices) == list(commands.COMMANDS)
+    for name in commands.COMMANDS:  # a module per command adds that command, and only it
+        alone = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(f"tracker.commands.{name}").register(alone)
+        assert list(alone.choices) == [name]
+    ingest = next(
+        a for a in top.choices["ingest"]._actions if isinstance(a, argparse._SubParsersAction)
+    )
+    assert list(ingest.choices) == [c for s in sources.registered() for c in s.commands]

@@ -13,6 +13,7 @@ import yaml
 from ingest.errors import TrackerError
 from ingest.landing import validation
 from tests.conftest import ROOT
+from tracker import release
 from tracker.build import dbt_command, run_dbt
 
 LAYERS = {"staging": "staging", "intermediate": "intermediate", "marts": "marts"}
@@ -53,16 +54,51 @@ def test_every_model_file_is_described_with_every_column(layer, built):
         con.close()
 
 
-def test_every_released_mart_has_an_enforced_contract_and_a_tested_key():
+def primary_key(model: dict) -> list[str]:
+    """The columns of a mart's primary key constraint: on one column, or on the model."""
+    keys = [
+        c["name"]
+        for c in model["columns"]
+        if any(k.get("type") == "primary_key" for k in c.get("constraints", []))
+    ]
+    for constraint in model.get("constraints", []):
+        if constraint.get("type") == "primary_key":
+            keys += constraint["columns"]
+    return keys
+
+
+def test_every_mart_has_an_enforced_contract_and_a_tested_primary_key():
+    """What the product reads (released or not) has a contract, and a key that the warehouse
+    enforces and dbt's tests check: one column tested unique and not null, or several tested
+    together by unique_combination (macros/tests/unique_combination.sql), each not null."""
     for name, model in yaml_models("marts").items():
         assert model["config"]["contract"]["enforced"] is True, name
         assert all(c.get("data_type") for c in model["columns"]), name
-        tested = [
-            c
-            for c in model["columns"]
-            if {"unique", "not_null"} <= set(map(str, c.get("data_tests", [])))
+        key = primary_key(model)
+        assert key, f"{name} has no primary key constraint"
+        tests = {c["name"]: set(map(str, c.get("data_tests", []))) for c in model["columns"]}
+        combined = [
+            t["unique_combination"]["arguments"]["columns"]
+            for t in model.get("data_tests", [])
+            if isinstance(t, dict) and "unique_combination" in t
         ]
-        assert tested, f"{name} has no column tested unique and not null"
+        if len(key) == 1:
+            assert {"unique", "not_null"} <= tests[key[0]], f"{name}: {key[0]} is not tested"
+        else:
+            assert sorted(key) in map(sorted, combined), f"{name}: {key} is not tested unique"
+            assert all("not_null" in tests[c] for c in key), f"{name}: {key} may be null"
+
+
+def test_a_mart_not_released_says_so_and_the_release_leaves_it_out():
+    """The review mart holds local texts for `tracker label`: its YAML keeps it out of the
+    release, and the label exposure lists it."""
+    assert "review" in yaml_models("marts")
+    assert "review" not in release.mart_docs()
+    assert {"frameworks", "removals"} <= set(release.mart_docs())
+    exposures = yaml.safe_load((ROOT / "models" / "exposures.yml").read_text())["exposures"]
+    by_name = {e["name"]: e["depends_on"] for e in exposures}
+    assert by_name["label"] == ["ref('review')"]
+    assert "ref('review')" not in by_name["release"]
 
 
 @pytest.mark.build

@@ -305,7 +305,7 @@ def test_a_framework_added_with_only_its_repository_row_gets_its_landings(tmp_pa
             "from marts.method_frameworks where framework = 'SynthNew' order by method_id"
         ).fetchall()
         waiting = con.execute(
-            "select item_id from intermediate.labels_needed where review = 'options'"
+            "select item_id from intermediate.int_labels_needed where review = 'options'"
         ).fetchall()
         site.write(con, tmp_path / "site")
     finally:

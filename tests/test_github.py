@@ -14,7 +14,7 @@ import pytest
 from werkzeug import Response
 
 from ingest import http
-from ingest.errors import TrackerError
+from ingest.errors import AuthRefused, RateLimited, SourceUnavailable, TrackerError
 from ingest.github.client import Client, token
 from ingest.github.threads import (
     DiscussionsSummary,
@@ -206,8 +206,11 @@ def test_the_rate_limit_is_waited_for_before_it_is_spent_and_a_far_reset_stops(h
 
     limit = http.RateLimit("GitHub", sleep=waits.append)
     limit.after(Response(headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(late)}))
-    with pytest.raises(TrackerError, match="rate limit is spent until .* run the command again"):
+    with pytest.raises(
+        RateLimited, match="rate limit is spent until .* run the command again"
+    ) as e:
         limit.before()
+    assert e.value.reset_at == datetime.fromtimestamp(late, UTC)  # the refresh says when
 
 
 def test_server_errors_are_retried_then_reported(hub, con):
@@ -215,7 +218,7 @@ def test_server_errors_are_retried_then_reported(hub, con):
     hub.trouble["timeline"] = [Response("down", status=502), Response("down", status=503)]
     assert run(con).timelines == 2
     hub.trouble["issues"] = [Response("down", status=500)] * 3
-    with pytest.raises(TrackerError, match="failed .* 3 times .*run the command again"):
+    with pytest.raises(SourceUnavailable, match="failed .* 3 times .*run the command again"):
         run(con, since=datetime(2025, 1, 1, tzinfo=UTC))
 
 
@@ -297,10 +300,10 @@ def test_deleted_and_transferred_threads_are_landed_as_such_and_logged(hub, con)
 
 def test_a_missing_or_refused_token_is_a_clear_message(hub, con, monkeypatch):
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
-    with pytest.raises(TrackerError, match="set GITHUB_TOKEN"):
+    with pytest.raises(AuthRefused, match="set GITHUB_TOKEN"):
         token()
     hub.trouble["issues"] = [Response(json.dumps({"message": "Bad credentials"}), status=401)]
-    with pytest.raises(TrackerError, match="HTTP 401 Bad credentials: check GITHUB_TOKEN") as err:
+    with pytest.raises(AuthRefused, match="HTTP 401 Bad credentials: check GITHUB_TOKEN") as err:
         run(con)
     assert SECRET not in str(err.value)
 

@@ -2,8 +2,8 @@
 keystrokes, into the review seeds, whole rows only, resumable; the blind second reader and the
 agreement figures.
 
-The warehouse here is a small SYNTHETIC one holding only what the command reads (the queue in
-intermediate.labels_needed and the local texts in staging); the build test at the end runs the
+The warehouse here is a small SYNTHETIC one holding only what the command reads (the review
+mart: the queue with the local texts); the build test at the end runs the
 real dbt project on the SYNTHETIC GitHub record of tests/test_public_record.py.
 """
 
@@ -35,6 +35,24 @@ REVIEW_SEEDS = (
 )
 
 
+# marts.review as models/marts/_review.yml declares it: all `tracker label` reads of the build
+REVIEW_COLUMNS = """
+    review varchar, item_id varchar, arxiv_id varchar, framework varchar, thread_number integer,
+    option_field varchar, option_value varchar, title varchar, opened_on date,
+    suggestion varchar, suggested_family varchar, waiting boolean, thread_kind varchar,
+    thread_state varchar,
+    thread_url varchar, thread_labels varchar[], local_text varchar, found_in varchar,
+    discovery_evidence varchar, same_value_elsewhere varchar
+"""
+
+
+def add_items(con: duckdb.DuckDBPyConnection, *items: tuple, waiting: bool = True) -> None:
+    """SYNTHETIC rows of marts.review, in its column order less ``waiting``."""
+    for item in items:
+        row = (*item[:11], waiting, *item[11:])
+        con.execute(f"insert into marts.review values ({', '.join('?' * len(row))})", row)
+
+
 @pytest.fixture
 def project(tmp_path, monkeypatch) -> Path:
     """A SYNTHETIC warehouse with two papers (one without a local abstract) to label and to code
@@ -47,46 +65,178 @@ def project(tmp_path, monkeypatch) -> Path:
     path = tmp_path / "wh" / "tracker.duckdb"
     path.parent.mkdir()
     con = duckdb.connect(str(path))
-    con.execute("""
-        create schema intermediate;
-        create schema staging;
-        create table intermediate.labels_needed as select * from (values
-            ('papers', '9999.00001', '9999.00001', null, null, 'Synthetic one',
-             date '2025-01-10', 'general_method', 'reward_shaping'),
-            ('papers', '9999.00002', '9999.00002', null, null, 'Synthetic two',
-             date '2025-02-10', null, null),
-            ('failures', 'verl:7', null, 'verl', 7, 'Synthetic entropy',
-             date '2025-03-03', 'entropy_collapse,sparse_reward', null),
-            ('proposals', 'verl:3', null, 'verl', 3, 'Synthetic ask',
-             date '2025-04-02', null, null),
-            ('proposals', 'verl:4', null, 'verl', 4, 'Synthetic pr', date '2025-04-03',
-             'merged', null),
-            ('concerns', 'verl:4', null, 'verl', 4, 'Synthetic pr', date '2025-04-03', null, null),
-            ('features', '9999.00001', '9999.00001', null, null, 'Synthetic one',
-             date '2025-01-10', null, null),
-            ('features', '9999.00002', '9999.00002', null, null, 'Synthetic two',
-             date '2025-02-10', null, null)
-        ) as t (review, item_id, arxiv_id, framework, thread_number, title, opened_on,
-                suggestion, suggested_family);
-        create table staging.stg_arxiv__papers as select * from (values
-            ('9999.00001', 'Synthetic one', date '2025-01-10'),
-            ('9999.00002', 'Synthetic two', date '2025-02-10')
-        ) as t (arxiv_id, title, first_version_date);
-        create table staging.stg_arxiv__abstracts as
-            select '9999.00001' as arxiv_id, 'A synthetic abstract.' as abstract;
-        create table staging.stg_github__threads as select * from (values
-            ('verl', 7, 'issue', 'open', timestamp '2025-03-03', 'https://example.invalid/7',
-             ['bug']),
-            ('verl', 3, 'issue', 'closed', timestamp '2025-04-02', 'https://example.invalid/3',
-             []),
-            ('verl', 4, 'pull_request', 'closed', timestamp '2025-04-03',
-             'https://example.invalid/4', [])
-        ) as t (framework, thread_number, kind, state, created_at, html_url, labels);
-        create table staging.stg_github__thread_texts as select * from (values
-            ('verl', 7, 'Synthetic entropy\nentropy goes to zero'),
-            ('verl', 4, 'Synthetic pr\nadds a synthetic loss')
-        ) as t (framework, thread_number, opening_text);
-    """)
+    con.execute(f"create schema marts; create table marts.review ({REVIEW_COLUMNS})")
+    add_items(
+        con,
+        (
+            "papers",
+            "9999.00001",
+            "9999.00001",
+            None,
+            None,
+            None,
+            None,
+            "Synthetic one",
+            "2025-01-10",
+            "general_method",
+            "reward_shaping",
+            None,
+            None,
+            None,
+            None,
+            "A synthetic abstract.",
+            None,
+            None,
+            None,
+        ),
+        (
+            "papers",
+            "9999.00002",
+            "9999.00002",
+            None,
+            None,
+            None,
+            None,
+            "Synthetic two",
+            "2025-02-10",
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+        ),
+        (
+            "failures",
+            "verl:7",
+            None,
+            "verl",
+            7,
+            None,
+            None,
+            "Synthetic entropy",
+            "2025-03-03",
+            "entropy_collapse,sparse_reward",
+            None,
+            "issue",
+            "open",
+            "https://example.invalid/7",
+            ["bug"],
+            "Synthetic entropy\nentropy goes to zero",
+            None,
+            None,
+            None,
+        ),
+        (
+            "proposals",
+            "verl:3",
+            None,
+            "verl",
+            3,
+            None,
+            None,
+            "Synthetic ask",
+            "2025-04-02",
+            None,
+            None,
+            "issue",
+            "closed",
+            "https://example.invalid/3",
+            [],
+            None,
+            None,
+            None,
+            None,
+        ),
+        (
+            "proposals",
+            "verl:4",
+            None,
+            "verl",
+            4,
+            None,
+            None,
+            "Synthetic pr",
+            "2025-04-03",
+            "merged",
+            None,
+            "pull_request",
+            "closed",
+            "https://example.invalid/4",
+            [],
+            "Synthetic pr\nadds a synthetic loss",
+            None,
+            None,
+            None,
+        ),
+        (
+            "concerns",
+            "verl:4",
+            None,
+            "verl",
+            4,
+            None,
+            None,
+            "Synthetic pr",
+            "2025-04-03",
+            None,
+            None,
+            "pull_request",
+            "closed",
+            "https://example.invalid/4",
+            [],
+            "Synthetic pr\nadds a synthetic loss",
+            None,
+            None,
+            None,
+        ),
+        (
+            "features",
+            "9999.00001",
+            "9999.00001",
+            None,
+            None,
+            None,
+            None,
+            "Synthetic one",
+            "2025-01-10",
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            "A synthetic abstract.",
+            None,
+            None,
+            None,
+        ),
+        (
+            "features",
+            "9999.00002",
+            "9999.00002",
+            None,
+            None,
+            None,
+            None,
+            "Synthetic two",
+            "2025-02-10",
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+        ),
+    )
     con.close()
     monkeypatch.setenv("TRACKER_WAREHOUSE", str(path))
     return seeds
@@ -267,8 +417,13 @@ def test_a_terminal_takes_one_key_per_answer_and_ctrl_c_leaves_whole_rows(projec
 
 def test_a_blind_reader_sees_no_suggestion_and_writes_apart(project):
     run(project, "papers", "--reviewer", "a", answers="\n\n3\n")
+    # as the next build has it: answered, the papers wait no more, their facts stay
+    with duckdb.connect(os.environ["TRACKER_WAREHOUSE"]) as con:
+        con.execute("update marts.review set waiting = false where review = 'papers'")
+    assert run(project, "papers", answers="").stdout.startswith("0 papers to review")
     done = run(project, "papers", "--blind", "--reviewer", "b", answers="1\n8\n4\n")
     assert "the screen suggests" not in done.stdout and "Enter=" not in done.stdout
+    assert "Synthetic one" in done.stdout and "A synthetic abstract." in done.stdout
     second = project.parent / "review" / "second_reader" / "paper_labels.csv"
     assert rows(second)[1:] == [
         "9999.00001,general_method,reward_shaping,b",
@@ -368,7 +523,7 @@ def test_reviewed_rows_change_the_marts(record):
         )
         assert concerns[1] == ["results"]
         left = after.execute(
-            "select review, count(*) from intermediate.labels_needed group by 1 order by 1"
+            "select review, count(*) from marts.review where waiting group by 1 order by 1"
         ).fetchall()
     finally:
         after.close()
@@ -393,11 +548,11 @@ def test_coded_features_load_and_count_in_inclusion_features(record):
     dbt_build()
     with duckdb.connect(str(warehouse), read_only=True) as con:
         queued = con.execute(
-            "select arxiv_id from intermediate.labels_needed where review = 'features' order by 1"
+            "select arxiv_id from marts.review where review = 'features' and waiting order by 1"
         ).fetchall()
     assert queued == [("9999.00001",), ("9999.00002",)]
     tracker_label("features", answers="".join(FEATURE_ANSWERS))
-    dbt_build("-s", "paper_features+", "labels_needed")
+    dbt_build("-s", "paper_features+", "int_labels_needed+")
     with duckdb.connect(str(warehouse), read_only=True) as con:
         counts = con.execute(
             "select field, included_n, included_total, others_n, others_total "
@@ -406,7 +561,7 @@ def test_coded_features_load_and_count_in_inclusion_features(record):
             " order by field"
         ).fetchall()
         left = con.execute(
-            "select count(*) from intermediate.labels_needed where review = 'features'"
+            "select count(*) from marts.review where review = 'features' and waiting"
         ).fetchone()
     # paper 2 has no code, does not state its policy size and has no empirical evaluation
     assert counts == [
@@ -425,24 +580,51 @@ def test_options_discovery_found_are_mapped_with_its_suggestion_or_a_reason(proj
         "framework,field,value,method_id,tier,condition,reason,origin\n"
     )
     con = duckdb.connect(os.environ["TRACKER_WAREHOUSE"])
-    con.execute("""
-        insert into intermediate.labels_needed values
-            ('options', 'verl:Cfg.loss_mode=synth-clip', null, 'verl', null,
-             'Cfg.loss_mode = synth-clip', date '2025-05-01', 'gspo', null),
-            ('options', 'verl:Cfg.use_synth=', null, 'verl', null, 'Cfg.use_synth',
-             date '2025-05-02', null, null);
-        create table staging.stg_seeds__algorithm_locations as select * from (values
-            ('verl', 'synth/config.py', 'field', 'Cfg.loss_mode', 'discovered'),
-            ('verl', 'synth/config.py', 'field', 'Cfg.use_synth', 'discovered')
-        ) as t (framework, path_pattern, extractor, option_field, origin);
-        create table staging.stg_seeds__option_suggestions as
-            select 'verl' as framework, 'Cfg.loss_mode' as option_field,
-                'synth-clip' as option_value, 'gspo' as method_id,
-                'value synth-clip mapped so in TRL' as evidence;
-        create table staging.stg_seeds__option_names as
-            select 'TRL' as framework, 'x' as option_field, 'synth-clip' as option_value,
-                'gspo' as method_id, 'reviewed' as origin;
-    """)
+    add_items(
+        con,
+        (
+            "options",
+            "verl:Cfg.loss_mode=synth-clip",
+            None,
+            "verl",
+            None,
+            "Cfg.loss_mode",
+            "synth-clip",
+            "Cfg.loss_mode = synth-clip",
+            "2025-05-01",
+            "gspo",
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            "synth/config.py (field)",
+            "value synth-clip mapped so in TRL",
+            "gspo in TRL",
+        ),
+        (
+            "options",
+            "verl:Cfg.use_synth=",
+            None,
+            "verl",
+            None,
+            "Cfg.use_synth",
+            "",
+            "Cfg.use_synth",
+            "2025-05-02",
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            "synth/config.py (field)",
+            None,
+            None,
+        ),
+    )
     con.close()
     # option 1: Enter takes gspo, Enter takes the tier (selectable);
     # option 2: 'nonsense' is refused, not_a_method, a reason, 4 = the fourth tier (switch)

@@ -6,10 +6,8 @@ from datetime import date, datetime
 import duckdb
 import pytest
 
-from ingest.arxiv import state as arxiv_state
 from ingest.errors import TrackerError
-from ingest.github.client import ETAGS
-from ingest.landing.raw import Record, ensure_all_raw_tables, land_batch, latest_payloads
+from ingest.landing.raw import Record, land_batch, latest_payloads
 from ingest.landing.review import held_back
 from ingest.landing.runs import ingest_run
 from ingest.landing.state import StateTable
@@ -266,46 +264,3 @@ def test_a_source_state_is_typed_and_read_and_written_by_key_with_bound_values()
         StateTable("demo; drop", key={"name": "varchar"}, values={})
     with pytest.raises(TrackerError, match="not a state type"):
         StateTable("demo", key={"name": "varchar"}, values={"n": "int); drop table x; --"})
-
-
-OLD_META = """
-create schema meta;
-create table meta.arxiv_windows (window_from date not null, window_to date not null,
-    categories varchar not null, total integer, next_start integer not null default 0,
-    complete boolean not null default false, resumption_token varchar,
-    updated_at timestamp not null default current_timestamp,
-    primary key (window_from, window_to, categories));
-insert into meta.arxiv_windows values
-    ('2025-03-01', '2025-03-31', 'cs.LG,cs.CL,cs.AI', 20, 20, true, null, '2026-01-02 03:04:05'),
-    ('2025-01-01', '2026-06-30', 'cs.LG,cs.CL,cs.AI', 9000, 120, false, 'cs\tt7', now());
-create table meta.github_etags (url varchar primary key, etag varchar not null,
-    fetched_at timestamp not null);
-insert into meta.github_etags values ('https://api.github.com/x', 'W/"1"', now());
-"""
-
-
-def test_a_warehouse_from_before_the_state_tables_opens_with_its_progress_moved(tmp_path):
-    """The old meta tables: the harvest's "set\\ttoken" and paper count in arxiv_windows, the
-    ETags' fetched_at, next_url missing. Both the snapshot path (ensure_all_raw_tables) and
-    the sources' own tables bring them up to their declarations, keeping what they held."""
-    path = tmp_path / "old.duckdb"
-    con = duckdb.connect(str(path))
-    con.execute(OLD_META)
-    con.close()
-    con = duckdb.connect(str(path))
-    ensure_all_raw_tables(con)
-    ETAGS.ensure(con)
-    window = {"window_from": date(2025, 3, 1), "window_to": date(2025, 3, 31)}
-    fetched = arxiv_state.WINDOWS.get(con, **window, categories="cs.LG,cs.CL,cs.AI")
-    assert (fetched["total"], fetched["next_start"], fetched["complete"]) == (20, 20, True)
-    pool = {"window_from": date(2025, 1, 1), "window_to": date(2026, 6, 30)}
-    harvest = arxiv_state.HARVESTS.get(con, **pool, categories="cs.LG,cs.CL,cs.AI")
-    assert (harvest["archive"], harvest["resumption_token"], harvest["papers"]) == ("cs", "t7", 120)
-    partial = arxiv_state.WINDOWS.get(con, **pool, categories="cs.LG,cs.CL,cs.AI")
-    assert (partial["total"], partial["next_start"], partial["complete"]) == (None, None, False)
-    assert "resumption_token" not in arxiv_state.WINDOWS.columns(con)
-    etag = ETAGS.get(con, url="https://api.github.com/x")
-    assert etag["etag"] == 'W/"1"' and etag["next_url"] is None and etag["updated_at"]
-    ensure_all_raw_tables(con)  # and again: nothing left to move
-    assert con.execute("select count(*) from meta.arxiv_harvests").fetchone() == (1,)
-    con.close()

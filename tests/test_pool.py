@@ -4,7 +4,7 @@ that tests/test_public_record.py builds on.
 How the pool's figures are worked out (cohorts, exposure, inclusion, the summary, the labels still
 needed) is stated by dbt unit tests on these SYNTHETIC papers beside each model
 (models/marts/_cohorts__unit_tests.yml, _papers__unit_tests.yml, _inclusion_summary__unit_tests.yml,
-models/intermediate/_int_papers_screened__unit_tests.yml, _labels_needed__unit_tests.yml); they
+models/intermediate/_int_papers_screened__unit_tests.yml, _int_labels_needed__unit_tests.yml); they
 run in tests/test_dbt_project.py. Papers are synthetic (ids 9999.NNNNN); the landings come from a
 small git history mined as verl.
 """
@@ -88,4 +88,4 @@ def test_the_build_summary_says_the_pool_is_incomplete_and_how_many_need_labels(
     finally:
         con.close()
     assert summary.startswith("pool: INCOMPLETE (0 of 546 days fetched)")
-    assert "need a reviewed label (intermediate.labels_needed)" in summary
+    assert "need a reviewed label (marts.review)" in summary

@@ -15,14 +15,15 @@ import git
 import pytest
 from werkzeug import Response
 
-from ingest import project
+from ingest import project, sources
+from ingest.github import threads
 from synthetic.github import FakeGitHub, comment, stamp, thread
 from tests.conftest import tracker
 from tests.test_arxiv import oai_page, oai_record
 from tests.test_pool import FIELD, history
 from tests.test_pool import project as pool_project
 from tracker import refresh
-from tracker.cli import refresh_summary
+from tracker.commands.refresh import summary as refresh_summary
 
 pytestmark = [pytest.mark.build, pytest.mark.network_stand_in]  # every refresh ends in a build
 
@@ -322,7 +323,7 @@ def test_an_interrupted_refresh_keeps_what_landed_and_the_next_finishes_it(refre
         raise KeyboardInterrupt
 
     with pytest.MonkeyPatch.context() as inner:
-        inner.setattr(refresh.threads, "ingest_threads", interrupted)
+        inner.setattr(threads, "ingest_threads", interrupted)
         with pytest.raises(KeyboardInterrupt):
             run(stand_ins)
     con = duckdb.connect(str(wh), read_only=True)
@@ -450,14 +451,15 @@ def test_the_summary_fits_100_columns_and_says_why_once_for_every_framework(
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     monkeypatch.setattr(refresh.socket, "create_connection", None)  # any connection fails
     network = refresh.Network(offline)
-    done = refresh.Refreshed(refresh.refresh_github(ELEVEN, network))
+    github = next(s for s in sources.registered() if s.name == "github")
+    done = refresh.Refreshed(refresh.refresh_source(github, sources.Request(ELEVEN), network))
     summary = refresh_summary(done)
     assert max(len(line) for line in summary) <= 100, summary
     assert len(summary) > 12 and all(row.endswith("skipped [1]") for row in summary[1:12])
     notes = " ".join(" ".join(summary[12:]).split())
     assert notes.startswith(f"[1] {reason}") and notes.count("skipped") == 1
     assert notes.endswith("retry alone: tracker ingest github")  # every framework: the default
-    some = refresh.Refreshed(refresh.refresh_github(ELEVEN[:3], network))
+    some = refresh.Refreshed(refresh.refresh_source(github, sources.Request(ELEVEN[:3]), network))
     assert " ".join(" ".join(refresh_summary(some)[4:]).split()).endswith(
         "retry alone: tracker ingest github --framework TRL --framework verl --framework OpenRLHF"
     )

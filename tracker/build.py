@@ -16,7 +16,7 @@ from typing import Any
 
 import duckdb
 
-from ingest import processes
+from ingest import processes, settings
 from ingest.errors import TrackerError
 from ingest.project import PROJECT_ROOT, check_seed_text
 from tracker import outputs, release, report, site, snapshot, warehouse
@@ -38,12 +38,12 @@ def target_path() -> Path:
     hand-run ``dbt build`` uses. The two runs point the profile at different warehouse files, and
     dbt re-parses the whole project whenever the profile differs from its last run's; with a
     folder each, switching between ``tracker build`` and ``dbt build`` parses only what changed."""
-    return Path(os.environ.get("DBT_TARGET_PATH") or PROJECT_ROOT / "target") / "tracker"
+    return (settings.dbt_target_path() or PROJECT_ROOT / "target") / "tracker"
 
 
 def log_file() -> Path:
     """dbt's full output of the tracker's last run."""
-    return Path(os.environ.get("DBT_LOG_PATH") or PROJECT_ROOT / "logs") / "tracker-dbt.log"
+    return (settings.dbt_log_path() or PROJECT_ROOT / "logs") / "tracker-dbt.log"
 
 
 def run_dbt(
@@ -301,7 +301,7 @@ def pool_summary(con: duckdb.DuckDBPyConnection) -> str:
         )
     return (
         f"pool: {pool}; {left_out} screened papers need a reviewed label "
-        "(intermediate.labels_needed) and are left out of the inclusion figures\n"
+        "(marts.review) and are left out of the inclusion figures\n"
         "left to review (tracker label): "
         + ", ".join(f"{left.get(kind, 0)} {kind}" for kind in REVIEWS)
         + waiting

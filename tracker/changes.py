@@ -9,13 +9,14 @@ track; a framework in one of them only is a ``new_framework`` or ``dropped_frame
 Every kind is defined in docs/outputs.md#changes.
 """
 
-import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import duckdb
+
+from ingest import settings
 
 KINDS = (
     "new_method",
@@ -266,8 +267,8 @@ RULES = (
 def released_at() -> str:
     """Now, in UTC; SOURCE_DATE_EPOCH instead when set, so a build can be reproduced byte for
     byte (https://reproducible-builds.org/specs/source-date-epoch/)."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    when = datetime.fromtimestamp(int(epoch), UTC) if epoch else datetime.now(UTC)
+    epoch = settings.source_date_epoch()
+    when = datetime.fromtimestamp(epoch, UTC) if epoch is not None else datetime.now(UTC)
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

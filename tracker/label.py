@@ -1,14 +1,16 @@
 """`tracker label`: people review what the screens found, one item at a time, into the review
 seeds the marts read (docs/review.md).
 
-The queue is `intermediate.labels_needed` as the last build left it, less whatever the seed file
-holds now, so a session resumes where the last one stopped without a rebuild. Each item's answers
+The queue is the `review` mart as the last build left it (every item waiting, with what is shown
+beside it: the only table of the build the command reads), less whatever the seed file holds now,
+so a session resumes where the last one stopped without a rebuild. Each item's answers
 are written together, as whole rows, by replacing the file with a complete copy: an interruption
 at any moment leaves every row whole. ``--blind`` hides the suggestions and writes a second
 reader's file that no model reads; `agreement` compares the two readers per field.
 """
 
 import csv
+import dataclasses
 import io
 import os
 import sys
@@ -18,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import duckdb
 import yaml
@@ -58,13 +60,14 @@ class Skip(Exception):
 
 @dataclass(frozen=True)
 class Item:
-    """One thing to review: its key in the seed ((arxiv_id,) or (framework, number)) and what
-    the screen suggests."""
+    """One thing to review: its key in the seed ((arxiv_id,), (framework, number) or (framework,
+    field, value)), what the screen suggests, and the review mart's row for it (``facts``: empty
+    for an item queued since the last build)."""
 
     key: tuple[str, ...]
-    title: str | None = None
     suggestion: str | None = None
     suggested_family: str | None = None
+    facts: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, hash=False)
 
 
 def second_reader_file(seeds: Path, review: str) -> Path:
@@ -276,42 +279,33 @@ def _text(text: str | None, missing: str) -> str:
     return "\n".join("  | " + line for line in cut.splitlines())
 
 
-def show(con: duckdb.DuckDBPyConnection, review: str, item: Item, blind: bool) -> list[str]:
-    """The item's facts and its local text; the suggestion too unless blind."""
+def show(review: str, item: Item, blind: bool) -> list[str]:
+    """The item's facts and its local text, as the review mart holds them; the suggestion too
+    unless blind."""
+    facts = item.facts
     if review in OPTION_REVIEWS:
-        lines = _option_facts(con, item)
+        lines = _option_facts(item)
     elif review in PAPER_REVIEWS:
         [arxiv_id] = item.key
-        row = con.execute(
-            "select p.title, p.first_version_date, a.abstract "
-            "from staging.stg_arxiv__papers as p "
-            "left join staging.stg_arxiv__abstracts as a using (arxiv_id) where p.arxiv_id = ?",
-            [arxiv_id],
-        ).fetchone()
-        title, first, abstract = row or (item.title, None, None)
         lines = [
-            f"paper {arxiv_id} · first version {first or 'unknown'} · https://arxiv.org/abs/{arxiv_id}",
-            f"  {title or '(no title in the local warehouse)'}",
+            f"paper {arxiv_id} · first version {facts.get('opened_on') or 'unknown'} · "
+            f"https://arxiv.org/abs/{arxiv_id}",
+            f"  {facts.get('title') or '(no title in the local warehouse)'}",
             _text(
-                abstract,
+                facts.get("local_text"),
                 f"no abstract in the local warehouse: tracker ingest arxiv --ids {arxiv_id}",
             ),
         ]
     else:
         framework, number = item.key
-        row = con.execute(
-            "select t.kind, t.state, cast(t.created_at as date), t.html_url, t.labels, "
-            "x.opening_text from staging.stg_github__threads as t "
-            "left join staging.stg_github__thread_texts as x using (framework, thread_number) "
-            "where t.framework = ? and t.thread_number = ?",
-            [framework, int(number)],
-        ).fetchone()
-        kind, state, opened, url, labels, text = row or (None,) * 6
+        labels = facts.get("thread_labels")
         lines = [
-            f"{framework} #{number} · {kind or 'thread'} · {state or 'state unknown'} · opened "
-            f"{opened or 'unknown'} · {url or 'no link in the local warehouse'}",
+            f"{framework} #{number} · {facts.get('thread_kind') or 'thread'} · "
+            f"{facts.get('thread_state') or 'state unknown'} · opened "
+            f"{facts.get('opened_on') or 'unknown'} · "
+            f"{facts.get('thread_url') or 'no link in the local warehouse'}",
             f"  labels: {', '.join(labels)}" if labels else "  labels: none",
-            _text(text, "no local text: tracker ingest github lands the thread"),
+            _text(facts.get("local_text"), "no local text: tracker ingest github lands the thread"),
         ]
     if not blind and item.suggestion:
         family = f", family {item.suggested_family}" if item.suggested_family else ""
@@ -319,37 +313,25 @@ def show(con: duckdb.DuckDBPyConnection, review: str, item: Item, blind: bool) -
     return lines
 
 
-def _option_facts(con: duckdb.DuckDBPyConnection, item: Item) -> list[str]:
+def _option_facts(item: Item) -> list[str]:
     """Where discovery found an option, what it rests its suggestion on, and how the other
     frameworks map the same value."""
-    framework, field, value = item.key
-    where = con.execute(
-        "select distinct path_pattern, extractor from staging.stg_seeds__algorithm_locations "
-        "where framework = ? and option_field = ? order by all",
-        [framework, field],
-    ).fetchall()
-    evidence = con.execute(
-        "select evidence from staging.stg_seeds__option_suggestions "
-        "where framework = ? and option_field = ? and option_value = ?",
-        [framework, field, value],
-    ).fetchall()
-    elsewhere = con.execute(
-        "select method_id, string_agg(distinct framework, ', ' order by framework) "
-        "from staging.stg_seeds__option_names where option_value = ? and framework <> ? "
-        "and origin = 'reviewed' and option_value <> '' group by method_id order by all",
-        [value, framework],
-    ).fetchall()
+    framework, option, value = item.key
+    facts = item.facts
+    if not facts:
+        return [
+            f"{framework} option {option} = {value or '(a field without declared values)'}",
+            "  queued since the last build: `tracker build` adds where it was found",
+        ]
     lines = [
-        f"{framework} option {field} = {value or '(a field without declared values)'}"
-        f" · first seen {item.title or 'unknown'}",
-        "  found in: " + ("; ".join(f"{p} ({e})" for p, e in where) or "no location row"),
+        f"{framework} option {option} = {value or '(a field without declared values)'}"
+        f" · first seen {facts.get('opened_on') or 'unknown'}",
+        f"  found in: {facts.get('found_in') or 'no location row'}",
     ]
-    if evidence and evidence[0][0]:
-        lines.append(f"  discovery's evidence: {evidence[0][0]}")
-    if elsewhere:
-        lines.append(
-            "  the same value elsewhere: " + "; ".join(f"{m} in {f}" for m, f in elsewhere)
-        )
+    if facts.get("discovery_evidence"):
+        lines.append(f"  discovery's evidence: {facts['discovery_evidence']}")
+    if facts.get("same_value_elsewhere"):
+        lines.append(f"  the same value elsewhere: {facts['same_value_elsewhere']}")
     return lines
 
 
@@ -503,27 +485,25 @@ def _option(
 
 
 def queue(con: duckdb.DuckDBPyConnection, review: str, seeds: Path, blind: bool) -> Iterable[Item]:
-    """The items left: labels_needed's rows for this review (and, for a blind second reader,
-    the items the first reader coded), less those already in the file being written."""
+    """The items left: the review mart's rows waiting for this review (for a blind second reader,
+    the items the first reader coded, shown with the mart's facts), less those already in the
+    file being written."""
     try:
-        rows = con.execute(
-            "select arxiv_id, framework, cast(thread_number as varchar), item_id, "
-            "case when review = 'options' then cast(opened_on as varchar) else title end, "
-            "suggestion, suggested_family from intermediate.labels_needed where review = ? "
-            "order by opened_on, item_id",
-            [review],
-        ).fetchall()
+        cursor = con.execute(
+            "select * from marts.review where review = ? order by opened_on, item_id", [review]
+        )
     except duckdb.CatalogException:
-        raise TrackerError(
-            "the warehouse has no intermediate.labels_needed: run `tracker build` first"
-        ) from None
+        raise TrackerError("the warehouse has no marts.review: run `tracker build` first") from None
+    names = [d[0] for d in cursor.description]
+    facts = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
     items = [
-        Item(_item_key(review, a, f, n, item_id), opened, suggestion, family)
-        for a, f, n, item_id, opened, suggestion, family in rows
+        Item(_item_key(review, row), row["suggestion"], row["suggested_family"], row)
+        for row in facts
+        if row["waiting"]
     ]
     if review in OPTION_REVIEWS:  # and what the unmapped gate or a refresh queued since
         items += [
-            Item((r["framework"], r["field"], r["value"] or ""), None, r["method_id"] or None)
+            Item((r["framework"], r["field"], r["value"] or ""), r["method_id"] or None)
             for r in read_rows(seeds / "option_suggestions.csv", SUGGESTION)
         ]
     target = seeds / f"{SEED[review]}.csv"
@@ -532,8 +512,11 @@ def queue(con: duckdb.DuckDBPyConnection, review: str, seeds: Path, blind: bool)
         reviewed: dict[tuple[str, ...], list[str]] = {}
         for row in first:
             reviewed.setdefault(key_of(review, row), []).append(row.get("failure_code", ""))
+        shown = {_item_key(review, row): row for row in facts}  # answered ones too
         # the failure kinds the first reader saw proposed travel along, hidden
-        items = [Item(k, suggestion=",".join(v)) for k, v in reviewed.items()] + items
+        items = [
+            Item(k, suggestion=",".join(v), facts=shown.get(k, {})) for k, v in reviewed.items()
+        ] + items
         target = second_reader_file(seeds, review)
     done = {key_of(review, row) for row in review_rows(seeds, review, target)}
     seen: set[tuple[str, ...]] = set()
@@ -543,13 +526,12 @@ def queue(con: duckdb.DuckDBPyConnection, review: str, seeds: Path, blind: bool)
             yield item
 
 
-def _item_key(review: str, arxiv_id, framework, number, item_id: str) -> tuple[str, ...]:
+def _item_key(review: str, row: dict[str, Any]) -> tuple[str, ...]:
     if review in PAPER_REVIEWS:
-        return (arxiv_id,)
-    if review in OPTION_REVIEWS:  # item_id is framework:field=value
-        field, _, value = item_id.removeprefix(f"{framework}:").partition("=")
-        return (framework, field, value)
-    return (framework, number)
+        return (row["arxiv_id"],)
+    if review in OPTION_REVIEWS:
+        return (row["framework"], row["option_field"], row["option_value"] or "")
+    return (row["framework"], str(row["thread_number"]))
 
 
 def label(
@@ -576,7 +558,7 @@ def label(
     )
     try:
         for number, item in enumerate(items, 1):
-            session.say(f"\n[{number}/{len(items)}] " + "\n".join(show(con, review, item, blind)))
+            session.say(f"\n[{number}/{len(items)}] " + "\n".join(show(review, item, blind)))
             try:
                 rows = answer(session, review, item, choices, blind)
             except Skip:
@@ -689,5 +671,5 @@ def left_to_review(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str | None
     """(review, framework, items) still owed, from the last build's queue (framework empty for
     a paper)."""
     return con.execute(
-        "select review, framework, count(*) from intermediate.labels_needed group by all"
+        "select review, framework, count(*) from marts.review where waiting group by all"
     ).fetchall()

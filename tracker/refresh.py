@@ -1,36 +1,34 @@
 """`tracker refresh`: every source incrementally, then the build and the release.
 
-Sources run in order (framework histories, the arXiv window's increment, the GitHub record),
-each in its own writer (tracker/warehouse.py), so what one landed is published before the next
-starts: an interrupted refresh keeps it, and the next refresh continues from each ingester's
-own state (docs/sources.md). A source that fails is reported with the command that retries it
-alone, and the others still run. The build then runs on the refreshed warehouse, without
+The registered sources (ingest/sources.py: framework histories, the arXiv window's increment,
+the GitHub record) run in order, each in its own writer (tracker/warehouse.py), so what one
+landed is published before the next starts: an interrupted refresh keeps it, and the next
+refresh continues from each ingester's own state (docs/sources.md). A source that fails is
+reported with the command that retries it alone, and the others still run; a failure is told
+by its type (ingest/errors.py). The build then runs on the refreshed warehouse, without
 landing the bundled snapshot again (tracker/build.py).
 """
 
 import logging
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import duckdb
 
-from ingest import progress
-from ingest.arxiv import api, oai
+from ingest import progress, sources
 from ingest.errors import TrackerError, reason
 from ingest.git import frameworks
-from ingest.github import threads
-from ingest.github.client import Client, api_url, token
-from ingest.landing.runs import utc_now
-from ingest.project import PROJECT_ROOT, pool
+from ingest.project import PROJECT_ROOT
+from ingest.sources import Outcome, Request, Source
 from tracker import build, discover, label, site
 from tracker.warehouse import connect, writer
 
 log = logging.getLogger(__name__)
 
 NETWORK_TIMEOUT = 5.0  # seconds the first connection may take before the refresh goes offline
-# the reviews (intermediate.labels_needed) each source's records feed
+# the reviews (marts.review) each source's records feed
 REVIEWS = {
     "arxiv": label.PAPER_REVIEWS,
     "github": label.THREAD_REVIEWS,
@@ -38,41 +36,7 @@ REVIEWS = {
 }
 OFFLINE = "--offline"
 PORTS = {"https": 443, "http": 80, "ssh": 22}
-
-
-@dataclass
-class Outcome:
-    """One row of the summary: what a source fetched, landed and holds back, and how it ended."""
-
-    source: str
-    fetched: str = ""
-    landed: int = 0
-    held_back: int = 0
-    status: str = "ok"
-    retry: str = ""
-    to_label: dict[str, int] = field(default_factory=dict)
-    remark: str = ""  # what else an ok source did (walked from the root, new locations)
-    more: str = ""  # what only the log says (timelines read)
-
-    @property
-    def failed(self) -> bool:
-        return self.status.startswith("failed")
-
-    @property
-    def skipped(self) -> bool:
-        return self.status.startswith("skipped")
-
-    def note(self) -> str:
-        """What the summary says about this source below its table: why it was skipped or
-        failed, or what else it did; nothing for a plain ok."""
-        return self.status if self.status != "ok" else self.remark
-
-    def details(self) -> str:
-        """Everything about this source in words, for the log."""
-        labels = [f"{n} {kind} to label" for kind, n in self.to_label.items()]
-        parts = [self.fetched or "nothing fetched", self.more, self.remark, f"{self.landed} landed",
-                 f"{self.held_back} held back", *labels, self.status]  # fmt: skip
-        return f"{self.source}: " + ", ".join(p for p in parts if p)
+__all__ = ["Outcome", "Refreshed", "refresh", "refresh_source", "refresh_sources"]
 
 
 class Network:
@@ -100,143 +64,46 @@ class Network:
         return self.hosts[host]
 
 
-def _tally(con: duckdb.DuckDBPyConnection, outcome: Outcome, where: str, params: list) -> None:
-    """Add what the matching runs of meta.runs landed (new or changed) and held back."""
-    [(landed, held)] = con.execute(
-        "select coalesce(sum(landed + changed), 0), coalesce(sum(quarantined), 0) "
-        f"from meta.runs where {where}",
-        params,
-    ).fetchall()
-    outcome.landed += int(landed)
-    outcome.held_back += int(held)
+def _why_not(unit: sources.Unit, network: Network) -> str | None:
+    """Why a unit is skipped: offline (said before a missing token), what it lacks, or its host
+    unreachable; a unit on a local path always runs."""
+    if unit.url is None:
+        return None
+    if network.offline:
+        return network.down(unit.url)
+    return unit.unready or network.down(unit.url)
 
 
-def _failed(outcome: Outcome, exc: BaseException, retry: str) -> Outcome:
-    outcome.status = (
-        f"failed: {' '.join(str(exc).split()) if isinstance(exc, TrackerError) else reason(exc)}"
-    )
-    outcome.retry = retry
-    return outcome
-
-
-def _skipped(outcome: Outcome, why: str, retry: str) -> Outcome:
-    outcome.status, outcome.retry = f"skipped: {why}", retry
-    return outcome
-
-
-def refresh_frameworks(
-    names: list[str], repos: dict[str, str], network: Network, jobs: int
-) -> list[Outcome]:
-    """Each framework's history from its last landed commit; one failing stops only itself."""
-    outcomes = {name: Outcome(f"frameworks: {name}") for name in names}
-    sources: dict[str, str | None] = {}
-    for name in names:
-        where = repos.get(name) or frameworks.frameworks()[name]["repository_url"]
-        retry = f"tracker ingest frameworks --framework {name}" + (
-            f" --repo {name}={repos[name]}" if name in repos else ""
-        )
-        outcomes[name].retry = retry
-        # a local path needs no network; git's scp-like form (git@host:path) is an ssh host
-        remote = where.startswith(("http://", "https://", "ssh://", "git@"))
-        url = where if "://" in where else f"ssh://{where.split(':')[0]}"
-        why = network.down(url) if remote else None
+def refresh_source(source: Source, request: Request, network: Network) -> list[Outcome]:
+    """One source's rows: the units that can run landed in one writer of their own (published
+    before the next source starts), the others skipped, saying why."""
+    units = source.units(request)
+    runnable = []
+    for unit in units:
+        why = _why_not(unit, network)
         if why:
-            _skipped(outcomes[name], why, retry)
+            sources.skipped(unit.outcome, why)
         else:
-            sources[name] = repos.get(name)
-    if not sources:
-        return list(outcomes.values())
-    found: dict[str, discover.Found | None] = {}
-    try:
-        with writer("refresh frameworks") as con, progress.shown():
-            for name in list(sources):  # what the new commits hold that no row reads yet
-                try:
-                    found[name] = discover.discover_new(con, name, sources[name])
-                except TrackerError as exc:
-                    _failed(outcomes[name], exc, outcomes[name].retry)
-                    del sources[name]
-            for name, summary in frameworks.ingest_all(con, sources, jobs):
-                if isinstance(summary, TrackerError):
-                    _failed(outcomes[name], summary, outcomes[name].retry)
-                    continue
-                outcomes[name].fetched = f"{summary.commits_walked} commits walked"
-                remarks = []
-                if summary.mined_again != "no":
-                    remarks.append(f"walked from the root: {summary.mined_again}")
-                new = found.get(name)
-                if new and new.locations:
-                    remarks.append(
-                        f"{new.locations} new locations found, waiting for review "
-                        "(tracker label options)"
-                    )
-                outcomes[name].remark = "; ".join(remarks)
-                _tally(con, outcomes[name], "run_id = ?", [summary.run])
-                outcomes[name].retry = ""
-    except (TrackerError, OSError, duckdb.Error) as exc:  # the warehouse itself, not a source
-        for name in sources:
-            if not outcomes[name].fetched and not outcomes[name].failed:
-                _failed(outcomes[name], exc, outcomes[name].retry)
-    return list(outcomes.values())
+            runnable.append(unit)
+    if runnable:
+        try:
+            with writer(f"refresh {source.name}") as con, progress.shown():
+                source.ingest(con, request, runnable)
+        except (TrackerError, OSError, duckdb.Error) as exc:  # the warehouse, not one unit
+            for unit in runnable:
+                if not unit.outcome.fetched and not unit.outcome.failed:
+                    sources.failed(unit.outcome, exc)
+    for unit in runnable:  # a unit that refreshed needs no retry
+        if unit.outcome.status == "ok":
+            unit.outcome.retry = ""
+    return [unit.outcome for unit in units]
 
 
-def refresh_arxiv(network: Network, pause: float) -> Outcome:
-    """The pool window's increment over OAI-PMH: what changed since the last complete harvest,
-    or the rest of an interrupted one (ingest/arxiv/oai.py)."""
-    window = pool()
-    outcome = Outcome("arxiv")
-    retry = "tracker ingest arxiv"
-    why = network.down(oai.oai_url())
-    if why:
-        return _skipped(outcome, why, retry)
-    started = utc_now()
-    try:
-        with writer("refresh arxiv") as con, progress.shown():
-            try:
-                client = api.Client(pause=pause)
-                got = oai.harvest(con, client, window.first, window.last, window.categories)
-                outcome.fetched = f"{got.papers} papers harvested"
-            finally:
-                _tally(con, outcome, "source = 'arxiv' and started_at >= ?", [started])
-    except (TrackerError, OSError, duckdb.Error) as exc:
-        return _failed(outcome, exc, retry)
-    return outcome
-
-
-def refresh_github(names: list[str], network: Network) -> list[Outcome]:
-    """Each framework's issues, pull requests and discussions changed since its last listing;
-    without GITHUB_TOKEN the record is skipped, saying how to set it."""
-    outcomes = [Outcome(f"github: {name}") for name in names]
-    retries = [f"tracker ingest github --framework {name}" for name in names]
-    try:
-        secret, why = token(), None
-    except TrackerError as exc:
-        secret, why = "", f"no GITHUB_TOKEN ({exc})"
-    if network.offline or not why:  # offline is said before a missing token
-        why = network.down(api_url())
-    if why:
-        return [_skipped(o, why, r) for o, r in zip(outcomes, retries, strict=True)]
-    hub, known = Client(secret), frameworks.frameworks()
-    try:
-        with writer("refresh github") as con, progress.shown():
-            for name, outcome, retry in zip(names, outcomes, retries, strict=True):
-                slug = known[name]["repository_url"].removeprefix("https://github.com/")
-                started = utc_now()
-                try:
-                    issues = threads.ingest_threads(con, hub, name, slug, None)
-                    discussions = threads.ingest_discussions(con, hub, name, slug)
-                    outcome.fetched = (
-                        f"{issues.threads} threads, {discussions.discussions} discussions"
-                    )
-                    outcome.more = f"{issues.timelines} timelines"
-                except TrackerError as exc:
-                    _failed(outcome, exc, retry)
-                finally:
-                    _tally(con, outcome, "source = 'github' and started_at >= ?", [started])
-    except (TrackerError, OSError, duckdb.Error) as exc:
-        for outcome, retry in zip(outcomes, retries, strict=True):
-            if not outcome.fetched and not outcome.failed:
-                _failed(outcome, exc, retry)
-    return outcomes
+def refresh_sources(request: Request, network: Network) -> list[Outcome]:
+    """Every registered source in turn, its rows in order."""
+    registered = sources.registered()
+    log.info("refreshing: %s", ", ".join(s.title for s in registered))
+    return [o for source in registered for o in refresh_source(source, request, network)]
 
 
 def _to_label(outcomes: list[Outcome]) -> None:
@@ -247,10 +114,12 @@ def _to_label(outcomes: list[Outcome]) -> None:
     finally:
         con.close()
     for outcome in outcomes:
-        kind, _, framework = outcome.source.partition(": ")
+        kind = outcome.source.partition(": ")[0]
         for review in REVIEWS.get(kind, ()):
             outcome.to_label[review] = sum(
-                n for r, f, n in rows if r == review and (not framework or f == framework)
+                n
+                for r, f, n in rows
+                if r == review and (not outcome.framework or f == outcome.framework)
             )
 
 
@@ -333,10 +202,8 @@ def refresh(
     every source that ran failed, nothing changed and nothing is built."""
     site.check_base_url(base_url)  # before any source runs
     network = Network(offline)
-    log.info("refreshing: framework histories, the arXiv window, the GitHub record")
-    outcomes = refresh_frameworks(names, repos, network, jobs)
-    outcomes.append(refresh_arxiv(network, pause))
-    outcomes += refresh_github(names, network)
+    request = Request(names, repos, jobs, pause, discover.discover_new)
+    outcomes = refresh_sources(request, network)
     done = Refreshed(outcomes)
     if any(o.status == "ok" for o in outcomes) or all(o.skipped for o in outcomes):
         try:

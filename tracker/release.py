@@ -47,10 +47,14 @@ FRICTIONLESS_TYPES = {
 
 
 def mart_docs() -> dict[str, dict[str, Any]]:
-    """Every released mart with its description and column descriptions, from models/marts/*.yml."""
+    """Every released mart with its description and column descriptions, from models/marts/*.yml.
+    A mart whose YAML says ``meta: released: false`` (the review queue, which holds local texts)
+    is built for a command and never released."""
     docs = {}
     for path in sorted(MARTS_DIR.glob("*.yml")):
         for model in (yaml.safe_load(path.read_text()) or {}).get("models", []):
+            if (model.get("config") or {}).get("meta", {}).get("released") is False:
+                continue
             docs[model["name"]] = {
                 "description": model.get("description", "").strip(),
                 "columns": {c["name"]: c.get("description", "").strip() for c in model["columns"]},

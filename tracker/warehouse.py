@@ -26,7 +26,9 @@ from pathlib import Path
 
 import duckdb
 
+from ingest import settings
 from ingest.errors import TrackerError
+from ingest.landing import migrations
 from ingest.project import PROJECT_ROOT
 
 log = logging.getLogger(__name__)
@@ -40,13 +42,16 @@ def warehouse_path() -> Path:
     A relative path is taken from the project root, the folder dbt runs in, so the tracker and
     ``dbt build`` always agree on the file.
     """
-    path = Path(os.environ.get("TRACKER_WAREHOUSE") or DEFAULT_WAREHOUSE)
+    path = settings.warehouse() or DEFAULT_WAREHOUSE
     return path if path.is_absolute() else PROJECT_ROOT / path
 
 
-def connect(read_only: bool = False, path: Path | None = None) -> duckdb.DuckDBPyConnection:
+def connect(
+    read_only: bool = False, path: Path | None = None, current: bool = True
+) -> duckdb.DuckDBPyConnection:
     """Open a warehouse file; a locked, damaged or missing file becomes a TrackerError saying
-    what to do. Commands read with ``connect(read_only=True)`` and write through ``writing``."""
+    what to do. Commands read with ``connect(read_only=True)``, which also stops on meta tables
+    an older tracker left (``current``; migrations.py), and write through ``writing``."""
     path = path or warehouse_path()
     if read_only and not path.exists():
         raise TrackerError(
@@ -57,6 +62,8 @@ def connect(read_only: bool = False, path: Path | None = None) -> duckdb.DuckDBP
         path.parent.mkdir(parents=True, exist_ok=True)
         con = duckdb.connect(str(path), read_only=read_only)
         _require_whole(con, path)
+        if read_only and current:
+            _require_current(con, path)
         return con
     except OSError as exc:
         raise TrackerError(f"cannot create the warehouse {path}: {exc.strerror}") from None
@@ -88,6 +95,14 @@ def _require_whole(con: duckdb.DuckDBPyConnection, path: Path) -> None:
         raise duckdb.IOException(
             f"the file is {size} bytes, its header counts {blocks} blocks in use of {block_size}"
         )
+
+
+def _require_current(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    try:
+        migrations.require_current(con, path)
+    except TrackerError:
+        con.close()
+        raise
 
 
 def require_marts(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> None:
@@ -185,18 +200,34 @@ class Workspace:
         if self.path.exists() and self._recorded_base() == base:
             log.info("continuing from %s, left by an interrupted run", self.path.name)
             try:
-                self.mark_dead_runs()
+                self.prepare()
                 return
+            except migrations.NewerWarehouse:
+                raise
             except TrackerError:
                 log.warning("%s is damaged: starting again from the warehouse", self.path.name)
-        if base is not None:
-            connect(read_only=True, path=self.published).close()  # a damaged one is named
+        if base is not None:  # a damaged one is named
+            connect(read_only=True, path=self.published, current=False).close()
         if self.path.exists():
             log.info("discarding %s: the warehouse changed since it was made", self.path.name)
         self.discard()
         self._copy_published(base)
-        self.mark_dead_runs()
+        try:
+            self.prepare()
+        except migrations.NewerWarehouse:
+            self.discard()  # nothing was written: the copy goes, the warehouse is unchanged
+            raise
         self._made = _identity(self.path)
+
+    def prepare(self) -> None:
+        """Bring the work file's meta tables to this tracker's schema version (a newer one
+        stops, unwritten), then mark the runs a dead writer left."""
+        con = self.connect()
+        try:
+            migrations.migrate(con)
+        finally:
+            con.close()
+        self.mark_dead_runs()
 
     def unwritten(self) -> bool:
         """Whether the work file is still as this writer made it: nothing was written."""

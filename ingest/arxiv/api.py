@@ -6,7 +6,6 @@ abstract, needed only to screen the pool, lands in `raw.arxiv__abstracts`, which
 local warehouse and is never exported to the snapshot or the release.
 """
 
-import os
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -14,8 +13,8 @@ from dataclasses import dataclass, field
 import duckdb
 import requests
 
-from ingest import __version__, http
-from ingest.errors import TrackerError
+from ingest import __version__, http, settings
+from ingest.errors import InputInvalid, SourceUnavailable, TrackerError
 from ingest.landing.raw import Record, ensure_all_raw_tables, land_batch
 from ingest.landing.runs import Run, ingest_run
 
@@ -29,7 +28,7 @@ DROPPED = (requests.ConnectionError, requests.Timeout)
 
 
 def api_url() -> str:
-    return os.environ.get("ARXIV_API_URL") or API_URL
+    return settings.value("ARXIV_API_URL") or API_URL
 
 
 @dataclass
@@ -53,14 +52,14 @@ class Client:
         try:
             response = self.session.get(url, params=params, timeout=http.TIMEOUT)
         except DROPPED as exc:
-            raise TrackerError(
+            raise SourceUnavailable(
                 f"arXiv dropped {where} {self.retries + 1} times ({type(exc).__name__}); "
                 "what was landed stays: run the command again to resume"
             ) from None
         if response.status_code == 400 and url == api_url():
             parse_page(response.content, where)  # the query API's error feed says why
         if response.status_code != 200:
-            raise TrackerError(
+            raise SourceUnavailable(
                 f"arXiv answered {where} with HTTP {response.status_code} after {self.retries} "
                 "retries; what was landed stays: run the command again later"
             )
@@ -88,7 +87,7 @@ def parse_xml(body: bytes, where: str) -> ET.Element:
     try:
         return ET.fromstring(body)
     except ET.ParseError as exc:
-        raise TrackerError(
+        raise SourceUnavailable(
             f"arXiv answered {where} with XML that does not parse ({exc}); the response was "
             "cut off or is not what was asked for: run the command again to resume"
         ) from None
@@ -101,7 +100,7 @@ def parse_page(body: bytes, where: str) -> Page:
     entries = feed.findall(f"{ATOM}entry")
     for entry in entries:
         if "/api/errors" in (entry.findtext(f"{ATOM}id") or ""):
-            raise TrackerError(f"arXiv rejected {where}: {text(entry.find(f'{ATOM}summary'))}")
+            raise InputInvalid(f"arXiv rejected {where}: {text(entry.find(f'{ATOM}summary'))}")
     try:
         total = int(feed.findtext(f"{OPENSEARCH}totalResults"))
         start = int(feed.findtext(f"{OPENSEARCH}startIndex") or 0)

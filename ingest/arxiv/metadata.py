@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ingest import __version__
 from ingest.csvfiles import read_rows
-from ingest.errors import TrackerError
+from ingest.errors import InputInvalid
 from ingest.landing.raw import Record
 
 SOURCE, ENTITY = "arxiv", "papers"
@@ -26,7 +26,7 @@ def read_csv(path: Path) -> Iterator[Record]:
     """One record per CSV row; empty cells become nulls, so validation can hold them back. A
     file that cannot be read as CSV with these columns stops before any row is landed."""
     if not path.exists():
-        raise TrackerError(f"no such metadata file: {path}")
+        raise InputInvalid(f"no such metadata file: {path}")
     for row in read_rows(path, sorted(COLUMNS)):
         cells = {k: (v.strip() or None) for k, v in row.items() if k}
         payload = {

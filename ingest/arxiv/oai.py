@@ -7,7 +7,6 @@ page, so an interrupted harvest continues from it; a finished one marks its wind
 """
 
 import logging
-import os
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -16,10 +15,10 @@ from email.utils import parsedate_to_datetime
 
 import duckdb
 
-from ingest import progress
+from ingest import progress, settings
 from ingest.arxiv import state
 from ingest.arxiv.api import Client, land_papers, parse_xml, text
-from ingest.errors import TrackerError
+from ingest.errors import InputInvalid, TrackerError
 from ingest.landing.raw import ensure_all_raw_tables
 from ingest.landing.runs import ingest_run
 
@@ -31,7 +30,7 @@ RAW = "{http://arxiv.org/OAI/arXivRaw/}"
 
 
 def oai_url() -> str:
-    return os.environ.get("ARXIV_OAI_URL") or OAI_URL
+    return settings.value("ARXIV_OAI_URL") or OAI_URL
 
 
 @dataclass
@@ -54,6 +53,15 @@ def list_records(client: Client, params: dict[str, str], where: str) -> OaiPage:
     return parse_oai(client.get(oai_url(), params, where), where)
 
 
+class Rejected(InputInvalid):
+    """An OAI-PMH error answer; ``code`` is the protocol's (a resumption token arXiv no longer
+    knows is ``badResumptionToken``: the harvest starts that set over)."""
+
+    def __init__(self, code: str | None, message: str):
+        super().__init__(message)
+        self.code = code
+
+
 def parse_oai(body: bytes, where: str) -> OaiPage:
     """One OAI-PMH ListRecords page in arXivRaw: a payload per record with every version and
     its date (the first version's date is the paper's date)."""
@@ -62,7 +70,9 @@ def parse_oai(body: bytes, where: str) -> OaiPage:
     if error is not None:
         if error.get("code") == "noRecordsMatch":
             return OaiPage()
-        raise TrackerError(f"arXiv OAI-PMH rejected {where}: {error.get('code')}: {text(error)}")
+        raise Rejected(
+            error.get("code"), f"arXiv OAI-PMH rejected {where}: {error.get('code')}: {text(error)}"
+        )
     listing = root.find(f"{OAI}ListRecords")
     if listing is None:
         raise TrackerError(f"arXiv OAI-PMH answered {where} without ListRecords")
@@ -153,8 +163,8 @@ def harvest(
                 where = f"the harvest of {archive} from {params.get('from', 'a resumption token')}"
                 try:
                     page = list_records(client, params, where)
-                except TrackerError as exc:
-                    if "badResumptionToken" not in str(exc) or restarted:
+                except Rejected as exc:
+                    if exc.code != "badResumptionToken" or restarted:
                         raise
                     log.warning("arXiv: %s; starting %s over", exc, archive)
                     params, restarted = start, True  # once: landing again duplicates nothing

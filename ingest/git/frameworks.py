@@ -21,7 +21,7 @@ from pathlib import Path
 import duckdb
 import git
 
-from ingest import processes, progress, sql
+from ingest import processes, progress, settings, sql
 from ingest.errors import TrackerError
 from ingest.git.history import (
     INGESTER_VERSION,
@@ -92,8 +92,7 @@ def fingerprint(framework: str) -> str:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("TRACKER_CACHE") or Path.home() / ".cache" / "framework-inclusion-tracker"
-    return Path(base)
+    return settings.cache_dir()
 
 
 def repository(framework: str, source: str, branch: str) -> git.Repo:

@@ -9,7 +9,6 @@ handler, before the limit is spent). Pages follow the Link headers; each page's 
 ``meta.github_etags``, so asking again for a page that did not change costs nothing (304).
 """
 
-import os
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -20,8 +19,8 @@ import duckdb
 import requests
 from requests.auth import AuthBase
 
-from ingest import http
-from ingest.errors import TrackerError
+from ingest import http, settings
+from ingest.errors import AuthRefused, RateLimited, SourceUnavailable, TrackerError
 from ingest.landing.state import StateTable
 
 API_URL = "https://api.github.com"
@@ -32,22 +31,21 @@ ETAGS = StateTable(
     "github_etags",
     key={"url": "varchar"},
     values={"etag": "varchar", "next_url": "varchar"},
-    renamed={"fetched_at": "updated_at"},
 )
 
 
 def api_url() -> str:
-    return (os.environ.get("GITHUB_API_URL") or API_URL).rstrip("/")
+    return (settings.value("GITHUB_API_URL") or API_URL).rstrip("/")
 
 
 def graphql_url() -> str:
-    return os.environ.get("GITHUB_GRAPHQL_URL") or f"{API_URL}/graphql"
+    return settings.value("GITHUB_GRAPHQL_URL") or f"{API_URL}/graphql"
 
 
 def token() -> str:
-    value = os.environ.get("GITHUB_TOKEN", "").strip()
+    value = settings.github_token()
     if not value:
-        raise TrackerError(
+        raise AuthRefused(
             "set GITHUB_TOKEN to a GitHub token (a fine-grained token with public read access "
             "is enough); the tracker sends it to the API only and never prints or stores it"
         )
@@ -119,7 +117,7 @@ class Client:
         except ValueError:
             answer = None
         if not isinstance(answer, dict):
-            raise TrackerError(
+            raise SourceUnavailable(
                 "GitHub GraphQL answered with something other than a JSON object (cut off?); "
                 "what was landed stays: run the command again to resume"
             )
@@ -142,7 +140,7 @@ class Client:
                     method, url, timeout=http.TIMEOUT, allow_redirects=False, **kwargs
                 )
             except (requests.ConnectionError, requests.Timeout) as exc:
-                raise TrackerError(
+                raise SourceUnavailable(
                     f"GitHub failed {url} {self.retries + 1} times ({type(exc).__name__}); what "
                     "was landed stays: run the command again to resume"
                 ) from None
@@ -166,19 +164,21 @@ def _refused(url: str, response: requests.Response, retries: int) -> TrackerErro
         "Retry-After" in response.headers
     )
     if response.status_code in (403, 429) and limited:
-        return TrackerError(
+        reset = response.headers.get("X-RateLimit-Reset", "")
+        return RateLimited(
             f"GitHub still refused {url} for its rate limit after the waits it asked for "
-            f"({error}); what was landed stays: run the command again later"
+            f"({error}); what was landed stays: run the command again later",
+            datetime.fromtimestamp(int(reset), UTC) if reset.isdigit() else None,
         )
     if response.status_code in http.RETRY_STATUSES and response.status_code != 429:
-        return TrackerError(
+        return SourceUnavailable(
             f"GitHub failed {url} {retries + 1} times ({error}); what was landed stays: "
             "run the command again to resume"
         )
-    return TrackerError(
-        f"GitHub refused {url}: {error} {_message(response)}"
-        + (": check GITHUB_TOKEN" if response.status_code in (401, 403) else "")
-    )
+    refused = f"GitHub refused {url}: {error} {_message(response)}"
+    if response.status_code in (401, 403):
+        return AuthRefused(f"{refused}: check GITHUB_TOKEN")
+    return TrackerError(refused)
 
 
 def _date(response: requests.Response) -> datetime | None:

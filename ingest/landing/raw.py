@@ -14,7 +14,6 @@ re-landing an old snapshot after a live fetch never hides the newer record.
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -22,10 +21,10 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from ingest import sql
-from ingest.arxiv import state as arxiv_state
-from ingest.landing import review, runs, validation
+from ingest import sources, sql
+from ingest.landing import migrations, review, runs, validation
 from ingest.landing.runs import Counts, Run, utc_now
+from ingest.sql import transaction
 
 RAW_COLUMNS = (
     "record_key",
@@ -74,7 +73,10 @@ def canonical_json(payload: Mapping[str, Any]) -> str:
 
 def ensure_meta(con: duckdb.DuckDBPyConnection) -> None:
     """Create the ``raw`` schema and the tables every source shares: the run log and the review
-    queue. A source's own progress is its state table (state.py), which the source creates."""
+    queue, after bringing the meta tables a warehouse has to this tracker's schema version
+    (migrations.py). A source's own progress is its state table (state.py), which the source
+    creates."""
+    migrations.migrate(con)
     con.execute("create schema if not exists raw")
     runs.ensure(con)
     review.ensure(con)
@@ -100,11 +102,13 @@ def ensure_raw_table(con: duckdb.DuckDBPyConnection, table: str) -> None:
 
 def ensure_all_raw_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Every table dbt's sources read exists, so they resolve even before any landing: each raw
-    table with a suite, and the arXiv windows the pool's completeness is judged by."""
+    table with a suite, and the state tables dbt reads that each source keeps (the arXiv windows
+    the pool's completeness is judged by)."""
     ensure_meta(con)
     for table in validation.suite_names():
         ensure_raw_table(con, table)
-    arxiv_state.ensure(con)
+    for source in sources.registered():
+        source.ensure(con)
 
 
 def land_batch(
@@ -125,19 +129,6 @@ def land_batch(
         counts = land_records(con, run, source, entity, records, chunk_size, chunk_bytes)
     run.counts.add(counts)
     return counts
-
-
-@contextmanager
-def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """One transaction: what is written inside commits together, or (on any exception) not."""
-    con.begin()
-    try:
-        yield
-        con.commit()
-    except BaseException:
-        with suppress(duckdb.Error):  # a failed write may have ended the transaction already
-            con.rollback()
-        raise
 
 
 def land_records(

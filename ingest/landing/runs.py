@@ -62,7 +62,6 @@ def ensure(con: duckdb.DuckDBPyConnection) -> None:
             notes varchar  -- what happened besides the counts (e.g. a thread deleted upstream)
         )"""
     )
-    con.execute("alter table meta.runs add column if not exists notes varchar")
 
 
 @contextmanager

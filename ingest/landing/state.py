@@ -3,11 +3,11 @@
 A source declares its state as one typed table in ``meta`` (its key columns and its value
 columns) and reads and writes rows by key; every statement binds its values, and the names in
 it come from the declaration, checked against a strict pattern. The source creates its table
-when it needs it (``ensure``), which also brings a table made by an older tracker up to the
-declaration: columns renamed, columns added, value columns made nullable.
+when it needs it (``ensure``), in the declared shape; a table an older tracker made in another
+shape is brought up to it by a numbered migration (migrations.py), never by comparing here.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
@@ -26,7 +26,6 @@ class StateTable:
     name: str
     key: dict[str, str]  # column → type
     values: dict[str, str]  # column → type; every value may be null
-    renamed: dict[str, str] = field(default_factory=dict)  # old column → declared column
 
     def __post_init__(self) -> None:
         sql.identifier(self.name, "state table")
@@ -34,21 +33,9 @@ class StateTable:
             sql.identifier(column, f"column of meta.{self.name}")
             if kind not in TYPES:
                 raise TrackerError(f"meta.{self.name}.{column}: {kind!r} is not a state type")
-        for old, new in self.renamed.items():
-            sql.identifier(old, f"old column of meta.{self.name}")
-            if new not in (*self.key, *self.values, "updated_at"):
-                raise TrackerError(f"meta.{self.name}: {old} is renamed to no declared column")
-
-    def columns(self, con: duckdb.DuckDBPyConnection) -> dict[str, bool]:
-        """The table's columns as the warehouse has them, each with whether it takes nulls."""
-        rows = con.execute(
-            "select column_name, is_nullable from duckdb_columns() "
-            "where schema_name = 'meta' and table_name = ?",
-            [self.name],
-        ).fetchall()
-        return dict(rows)
 
     def ensure(self, con: duckdb.DuckDBPyConnection) -> None:
+        """The table, created in its declared shape if the warehouse has none."""
         con.execute("create schema if not exists meta")
         keys = [f"{_q(c)} {t} not null" for c, t in self.key.items()]
         values = [f"{_q(c)} {t}" for c, t in self.values.items()]
@@ -57,16 +44,6 @@ class StateTable:
             + ", ".join([*keys, *values, "updated_at timestamp not null"])
             + f", primary key ({', '.join(map(_q, self.key))}))"
         )
-        found = self.columns(con)
-        for old, new in self.renamed.items():
-            if old in found and new not in found:
-                con.execute(f"alter table meta.{self.name} rename column {_q(old)} to {_q(new)}")
-                found[new] = found.pop(old)
-        for column, kind in self.values.items():
-            if column not in found:
-                con.execute(f"alter table meta.{self.name} add column {_q(column)} {kind}")
-            elif not found[column]:
-                con.execute(f"alter table meta.{self.name} alter column {_q(column)} drop not null")
 
     def get(self, con: duckdb.DuckDBPyConnection, **key: Any) -> dict[str, Any] | None:
         """The row's values and ``updated_at``, or None if nothing was put for ``key``."""

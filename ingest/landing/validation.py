@@ -9,17 +9,17 @@ every entity. A failing row is traced back to its record so it can be held for r
 
 import json
 import math
-import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ingest import settings
 from ingest.errors import TrackerError
 
 # Great Expectations and pandas are imported where a batch is validated: importing them takes
 # seconds, and a run with nothing new (an incremental no-op) never needs them.
-os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")  # never phone home
+settings.keep_great_expectations_offline()
 
 SUITES_DIR = Path(__file__).parent / "expectations"
 ENVELOPE_SUITE = "_envelope"

@@ -3,7 +3,7 @@
     catalog method or to `not_a_method`. A detected option without a mapping stops `dbt build`
     with an error that names each such option (framework, field, value), so a person can add the
     rows to seeds/option_names.csv. An option whose field only discovered locations report
-    (`tracker discover`) waits for review in labels_needed instead (review `options`). -#}
+    (`tracker discover`) waits for review in int_labels_needed instead (review `options`). -#}
 {% test every_option_mapped(model, option_map) %}
     {% set unmapped %}
         select distinct o.framework, o.option_field, o.option_value

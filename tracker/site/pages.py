@@ -19,13 +19,13 @@ SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 def waiting_options(con) -> list[dict]:
-    """Options discovery found that nobody has mapped yet (intermediate.labels_needed, review
+    """Options discovery found that nobody has mapped yet (marts.review, review
     `options`): listed as found, waiting for review; none when the warehouse has no queue."""
     try:
         return rows(
             con,
-            "select framework, title, opened_on, suggestion from intermediate.labels_needed "
-            "where review = 'options' order by framework, opened_on desc, title",
+            "select framework, title, opened_on, suggestion from marts.review "
+            "where review = 'options' and waiting order by framework, opened_on desc, title",
         )
     except duckdb.CatalogException:
         return []
