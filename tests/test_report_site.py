@@ -11,6 +11,7 @@ import pytest
 from PIL import Image  # Pillow, which matplotlib (the report's figures) installs
 
 from tracker import outputs, report
+from tracker.report import figures
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"  # screenshots the browser tests write
@@ -98,7 +99,7 @@ def test_coded_properties_draw_each_field_as_shares_with_their_counts(tmp_path):
         "('code_released', 'all', 0, 0, null, 3, 4, 0.75)) as t (field, variant, included_n, "
         "included_total, included_share, others_n, others_total, others_share)"
     )
-    [svg] = [p for p in report.save(report.figure_coded_properties(con), tmp_path / "f")
+    [svg] = [p for p in figures.save(figures.figure_coded_properties(con), tmp_path / "f")
              if p.suffix == ".svg"]  # fmt: skip
     text = svg.read_text()
     assert "policy 30b or more" in text and "5/8" in text and "2/20" in text

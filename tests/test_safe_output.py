@@ -24,6 +24,7 @@ from tests.conftest import ROOT, tracker
 from tests.test_changes import edit
 from tracker import build, report, site
 from tracker.changes import KEYS
+from tracker.report import tables
 
 SCHEMES = ["javascript", "data", "vbscript", "http", "file", "https"]
 # what browsers drop or ignore inside and around a scheme, and what ends a host early
@@ -254,7 +255,7 @@ def test_the_reports_markdown_makes_no_link_or_html_of_data(hostile_site):
     con = duckdb.connect(str(hostile_site.parent / "hostile.duckdb"), read_only=True)
     rows = 0
     for table in report.TABLES:
-        lines = report.markdown(report.table_frame(con, table), table.title, table.empty)
+        lines = tables.markdown(tables.table_frame(con, table), table.title, table.empty)
         lines = lines.splitlines()
         header = next((i for i, line in enumerate(lines) if line.startswith("| ")), len(lines))
         columns = lines[header].strip("| ").split(" | ") if header < len(lines) else []

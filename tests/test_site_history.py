@@ -11,6 +11,7 @@ import pytest
 
 from ingest.errors import TrackerError
 from tracker import site
+from tracker.site import feed, render
 
 TAG = "tag:framework-inclusion-tracker,2026:"
 GSPO_AREAL = "981e3f68fe26bbdbae523d6efe6471b5c0758ae2"  # gspo landed in AReaL, 2025-11-04
@@ -92,7 +93,7 @@ def test_the_feed_is_valid_atom_of_the_newest_landings_and_removals(built, marts
     assert parsed.version == "atom10"
     entries = parsed.entries
     ids = [e.id for e in entries]
-    assert len(entries) == site.FEED_ENTRIES and len(set(ids)) == len(ids)
+    assert len(entries) == feed.FEED_ENTRIES and len(set(ids)) == len(ids)
     assert all(i.startswith(TAG) for i in ids)
     dates = [e.updated_parsed for e in entries]
     assert dates == sorted(dates, reverse=True)  # newest first
@@ -110,11 +111,11 @@ def test_the_feed_is_valid_atom_of_the_newest_landings_and_removals(built, marts
     assert removed.updated.startswith("2026-03-03T")
     # the 200 newest of every landing, removal and re-landing the marts hold
     newest = marts.execute(
-        f"{site.MILESTONES} select concat_ws('/', kind, method_id, framework, commit_sha), "
-        f"committed_at from milestones order by committed_at desc limit {site.FEED_ENTRIES}"
+        f"{feed.MILESTONES} select concat_ws('/', kind, method_id, framework, commit_sha), "
+        f"committed_at from milestones order by committed_at desc limit {feed.FEED_ENTRIES}"
     ).fetchall()
     assert {i.removeprefix(TAG) for i in ids} == {i for i, _ in newest}
-    assert entries[-1].updated == site.stamp(newest[-1][1])
+    assert entries[-1].updated == render.stamp(newest[-1][1])
     # every page offers the feed to a browser's or reader's discovery
     for page in ("index.html", "whats-new.html", "methods/gspo.html", "frameworks/TRL.html"):
         html = (feed_path.parent / page).read_text()
