@@ -27,6 +27,7 @@ setting needs.
 import ast
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -89,10 +90,15 @@ def _yaml_default(node: yaml.Node) -> str | None:
         return None
     if node.tag.endswith(":str"):
         return node.value
+    return _scalar(node.value)
+
+
+@lru_cache(maxsize=4096)  # a config's history repeats the same few scalars thousands of times
+def _scalar(value: str) -> str | None:
     try:
-        return _text(yaml.load(node.value, Loader=YAML_LOADER))
+        return _text(yaml.load(value, Loader=YAML_LOADER))
     except yaml.YAMLError:
-        return node.value
+        return value
 
 
 def yaml_definitions(source: str, path: str) -> list[Definition]:
