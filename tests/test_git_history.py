@@ -569,7 +569,7 @@ def test_blobs_stream_in_the_order_asked_and_a_missing_one_is_none(history):
     repo = open_repository(history.path, "main")
     a, b = (repo.head.commit.tree[name].hexsha for name in ("a.txt", "b.txt"))
     absent = "0123456789abcdef0123456789abcdef01234567"
-    assert list(read_blobs(repo, [b, absent, a, b])) == [
+    assert list(read_blobs(repo.git_dir, [b, absent, a, b])) == [
         (b, b"second"),
         (absent, None),
         (a, b"first"),

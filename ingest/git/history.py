@@ -313,11 +313,11 @@ def blob_sizes(repo: git.Repo, blobs: set[str]) -> dict[str, int | None]:
     return sizes
 
 
-def read_blobs(repo: git.Repo, blobs: list[str]) -> Iterator[tuple[str, bytes | None]]:
+def read_blobs(git_dir: str, blobs: list[str]) -> Iterator[tuple[str, bytes | None]]:
     """Each blob's bytes (None if the store lacks it), in the order asked, from one ``git cat-file
     --batch`` fed by a thread, so git never waits for this process to ask for the next one."""
     proc = subprocess.Popen(
-        ["git", f"--git-dir={repo.git_dir}", "cat-file", "--batch"],
+        ["git", f"--git-dir={git_dir}", "cat-file", "--batch"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -439,7 +439,7 @@ class Miner:
                     if path and blob:
                         paths.setdefault(blob, set()).add(path)
         wanted = [b for b in paths if (self.sizes.get(b) or MAX_TEXT_BYTES + 1) <= MAX_TEXT_BYTES]
-        for done, (blob, data) in enumerate(read_blobs(self.repo, wanted), start=1):
+        for done, (blob, data) in enumerate(read_blobs(self.repo.git_dir, wanted), start=1):
             if data is not None:
                 self.derive(blob, data, paths[blob])
             progress.update(self.framework, done, len(wanted), "file versions read")
