@@ -438,14 +438,23 @@ class Miner:
                 for path, blob in ((ch.old_path, ch.old_blob), (ch.new_path, ch.new_blob)):
                     if path and blob:
                         paths.setdefault(blob, set()).add(path)
+        final = dict(state.files)  # the files at the last commit, whose configuration is read
+        for commit in commits:
+            for ch in commit.changes:
+                final.pop(ch.old_path, None)
+                if ch.new_path and ch.new_blob:
+                    final[ch.new_path] = ch.new_blob
+        last = set(final.values())
         wanted = [b for b in paths if (self.sizes.get(b) or MAX_TEXT_BYTES + 1) <= MAX_TEXT_BYTES]
         for done, (blob, data) in enumerate(read_blobs(self.repo.git_dir, wanted), start=1):
             if data is not None:
-                self.derive(blob, data, paths[blob])
+                self.derive(blob, data, paths[blob], blob in last)
             progress.update(self.framework, done, len(wanted), "file versions read")
 
-    def derive(self, blob: str, data: bytes, paths: set[str]) -> None:
-        """What the walk would read from one blob met at ``paths`` (see ``prefetch``)."""
+    def derive(self, blob: str, data: bytes, paths: set[str], at_last: bool) -> None:
+        """What the walk would read from one blob met at ``paths`` (see ``prefetch``); its
+        bytes are kept if the configuration at the last commit is read from it, or if what it
+        declares may have to be parsed in the walk."""
         text = None if b"\x00" in data[:8192] else data.decode("utf-8", errors="replace")
         if any(is_text_path(p) for p in paths):
             self.ids[blob] = frozenset(ARXIV_ID.findall(text)) if text else frozenset()
@@ -457,7 +466,7 @@ class Miner:
                 )
                 read = True
         syntaxes = {s.syntax for p in paths for s in [self.source_of(p)] if s}
-        if syntaxes:
+        if syntaxes and (at_last or not read and syntaxes != {"entry"}):
             self.kept[blob] = zlib.compress(data, 1)
         for syntax in syntaxes - {"entry"} if text is not None else ():
             self.lines[(blob, syntax)] = _digest(_declaration_lines(text, syntax))
@@ -724,7 +733,7 @@ def _default(path: str, key: tuple[str, str], default: str | None, declared: boo
 
 
 DECLARING = re.compile(r"field\(|Field\(|add_argument\(|reset_arg\(")
-ANNOTATED = re.compile(r"\s*[A-Za-z_]\w*\s*:(?!=)\s*\S")
+CLASS_OR_ANNOTATED = re.compile(r"\s*(?:class |[A-Za-z_]\w*\s*:(?!=)\s*\S)")
 
 
 def _declared(text: str | None, path: str, syntax: str) -> dict | None:
@@ -752,16 +761,12 @@ def _declaration_lines(text: str, syntax: str) -> tuple[str, ...]:
         return tuple(line for line in lines if line.strip() and not line.lstrip().startswith("#"))
     kept, carry = [], 0
     for line in lines:
-        declaring = DECLARING.search(line) is not None
-        if (
-            carry
-            or declaring
-            or "default" in line
-            or line.lstrip().startswith("class ")
-            or ANNOTATED.match(line)
-        ):
+        if DECLARING.search(line):
             kept.append(line.strip())
-        carry = 2 if declaring else max(carry - 1, 0)
+            carry = 2
+        elif carry or "default" in line or CLASS_OR_ANNOTATED.match(line):
+            kept.append(line.strip())
+            carry = max(carry - 1, 0)
     return tuple(kept)
 
 
