@@ -203,12 +203,21 @@ def plan(
     why = why_again(con, framework, seeds, again)
     last = None if why else last_landed(con, framework)
     if last and last["sha"] == repo.git.rev_parse(ref):  # what it would find is landed already
-        state = State(position=last["position"])
-        return Plan(framework, repo.git_dir, seed["main_branch"], ref, state, last["sha"],
-                    started, seeds, current=True)  # fmt: skip
-    state, after, why = resume_state(con, repo, framework, ref, why)
+        state, after, current = State(position=last["position"]), last["sha"], True
+    else:
+        state, after, why = resume_state(con, repo, framework, ref, why)
+        current = False
     return Plan(
-        framework, repo.git_dir, seed["main_branch"], ref, state, after, started, seeds, why
+        framework,
+        repo.git_dir,
+        seed["main_branch"],
+        ref,
+        state,
+        after,
+        started,
+        seeds,
+        why,
+        current,
     )
 
 

@@ -373,7 +373,8 @@ class Mined:
 
 
 class Miner:
-    """Mines one framework; caches derived values (never file texts) by blob id."""
+    """Mines one framework; caches derived values by blob id (and config files' bytes,
+    compressed, only where the walk or the snapshot may read them again)."""
 
     def __init__(
         self,
