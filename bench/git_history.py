@@ -8,7 +8,9 @@ For each repository given, in this one run:
       citation audit, and the same extractors on the files at algorithm locations;
 then (d) ours on all repositories in one run (walks in parallel, as the command does by default)
 and (e) that run again, incremental with nothing new.
-Prints seconds, the ratios (a)/(b) and (c)/(a), and the peak memory of the one-run ingest.
+Prints seconds, the ratios (a)/(b) and (c)/(a), and the peak memory of the one-run ingest; and
+the CPU seconds of (a) (with its git processes), which a machine shared with other work changes
+less than the wall-clock time.
 
     python bench/git_history.py verl=/path/to/verl TRL=/path/to/trl ... [--skip-pydriller]
 """
@@ -28,8 +30,9 @@ from ingest.git.frameworks import frameworks, locations  # noqa: E402
 from ingest.git.history import open_repository, resolve_branch  # noqa: E402
 
 
-def measured(command: list[str], env: dict | None = None) -> tuple[float, float]:
-    """Seconds and peak resident MiB of one child process (its own rusage, via wait4)."""
+def measured(command: list[str], env: dict | None = None) -> tuple[float, float, float]:
+    """Seconds, CPU seconds and peak resident MiB of one child process (its own rusage, via
+    wait4, which counts the processes it waited for: git's)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
         proc = subprocess.Popen(command, stdout=out, stderr=err, env=env)
@@ -40,7 +43,7 @@ def measured(command: list[str], env: dict | None = None) -> tuple[float, float]
             err.seek(0)
             tail = (out.read() + err.read()).decode()[-3000:]
             sys.exit(f"{' '.join(command[:6])} failed:\n{tail}")
-    return seconds, usage.ru_maxrss / 1024
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def pathspecs(framework: str) -> list[str]:
@@ -90,7 +93,9 @@ def pydriller_walk(name: str, path: str) -> None:
     print(f"{name}: PyDriller could not read {unreadable} commits", file=sys.stderr)
 
 
-def ingest(python: str, repos: dict[str, str], warehouse: Path, jobs: int) -> tuple[float, float]:
+def ingest(
+    python: str, repos: dict[str, str], warehouse: Path, jobs: int
+) -> tuple[float, float, float]:
     args = [a for n, p in repos.items() for a in ("--framework", n, "--repo", f"{n}={p}")]
     env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse)}
     command = [python, "-m", "tracker.cli", "ingest", "frameworks", *args, "--jobs", str(jobs)]
@@ -109,7 +114,7 @@ def main() -> None:
         for name, path in repos.items():
             repo = open_repository(Path(path), frameworks()[name]["main_branch"])
             ref = resolve_branch(repo, frameworks()[name]["main_branch"])
-            floor, _ = measured(
+            floor, _, _ = measured(
                 [
                     "git",
                     f"--git-dir={repo.git_dir}",
@@ -121,35 +126,39 @@ def main() -> None:
                     *pathspecs(name),
                 ]
             )
-            ours, _ = ingest(python, {name: path}, Path(tmp) / f"{name}.duckdb", 1)
+            ours, cpu, _ = ingest(python, {name: path}, Path(tmp) / f"{name}.duckdb", 1)
             driller = float("nan")
             if not args.skip_pydriller:
-                driller, _ = measured([python, __file__, "--pydriller-child", name, path])
-            rows.append((name, ours, floor, driller))
+                driller, _, _ = measured([python, __file__, "--pydriller-child", name, path])
+            rows.append((name, ours, floor, driller, cpu))
             print(
-                f"{name}: ours {ours:.1f} s, git log {floor:.2f} s, PyDriller {driller:.1f} s",
+                f"{name}: ours {ours:.1f} s ({cpu:.1f} s CPU), git log {floor:.2f} s, "
+                f"PyDriller {driller:.1f} s",
                 file=sys.stderr,
             )
-        together, together_mib = ingest(
+        together, _, together_mib = ingest(
             python, repos, Path(tmp) / "all.duckdb", os.cpu_count() or 1
         )
-        noop, _ = ingest(python, repos, Path(tmp) / "all.duckdb", os.cpu_count() or 1)
+        noop, noop_cpu, _ = ingest(python, repos, Path(tmp) / "all.duckdb", os.cpu_count() or 1)
     print(
         f"{'framework':10} {'ours s':>8} {'git log s':>10} {'PyDriller s':>12} "
-        f"{'ours/git log':>13} {'PyDriller/ours':>15}"
+        f"{'ours/git log':>13} {'PyDriller/ours':>15} {'ours CPU s':>11}"
     )
-    total = [sum(r[i] for r in rows) for i in (1, 2, 3)]
-    for name, ours, floor, driller in [*rows, ("sum", *total)]:
+    total = [sum(r[i] for r in rows) for i in (1, 2, 3, 4)]
+    for name, ours, floor, driller, cpu in [*rows, ("sum", *total)]:
         print(
             f"{name:10} {ours:8.1f} {floor:10.2f} {driller:12.1f} {ours / floor:13.1f} "
-            f"{driller / ours:15.1f}"
+            f"{driller / ours:15.1f} {cpu:11.1f}"
         )
     print(
         f"all in one run (--jobs {os.cpu_count()}): {together:.1f} s, "
         f"{together / total[1]:.1f}x git log, PyDriller {total[2] / together:.1f}x ours; "
         f"peak memory {together_mib:.0f} MiB"
     )
-    print(f"incremental run with nothing new, all given frameworks: {noop:.2f} s")
+    print(
+        f"incremental run with nothing new, all given frameworks: {noop:.2f} s "
+        f"({noop_cpu:.2f} s CPU)"
+    )
 
 
 if __name__ == "__main__":

@@ -560,3 +560,18 @@ def test_declared_defaults_are_recorded_at_the_commits_that_change_them(history)
     # a key without a default is not followed until it has one
     assert changed[given] == {("field", "LossConfig.ratio_clip_max"): ("0.2", True)}
     assert len(changed) == 5  # the comment and the bare annotation changed no default
+
+
+def test_blobs_stream_in_the_order_asked_and_a_missing_one_is_none(history):
+    from ingest.git.history import read_blobs
+
+    history.commit({"a.txt": "first", "b.txt": "second"})
+    repo = open_repository(history.path, "main")
+    a, b = (repo.head.commit.tree[name].hexsha for name in ("a.txt", "b.txt"))
+    absent = "0123456789abcdef0123456789abcdef01234567"
+    assert list(read_blobs(repo.git_dir, [b, absent, a, b])) == [
+        (b, b"second"),
+        (absent, None),
+        (a, b"first"),
+        (b, b"second"),
+    ]

@@ -8,6 +8,7 @@ import duckdb
 import pytest
 
 from ingest.git import frameworks
+from ingest.git import history as history_module
 from ingest.git.history import Location
 from tests.conftest import tracker
 from tests.test_git_history import History, config, loss
@@ -200,3 +201,25 @@ def test_a_rewritten_history_is_said_and_mined_again_from_its_root(
     [(notes,)] = query(wh, "select notes from meta.runs where run_id = ?", [summary.run])
     assert "mined again from the root" in notes and why in notes  # the rewrite, in meta.runs
     assert ingest(wh, history).commits_walked == 0  # and from then on it continues as before
+
+
+def test_a_run_with_nothing_new_reads_no_file_and_changes_no_row(
+    history, seed_rows, tmp_path, monkeypatch
+):
+    history.commit({"algos/core.py": loss("vanilla")})
+    wh = tmp_path / "w.duckdb"
+    ingest(wh, history)
+    landed = {t: rows for t, rows in rows_of(wh, "verl").items() if t != "walk"}
+    reading = history_module.read_blobs
+
+    def read_blobs(*_):
+        raise AssertionError("a run with nothing new read the repository's files")
+
+    monkeypatch.setattr(history_module, "read_blobs", read_blobs)
+    assert ingest(wh, history).commits_walked == 0
+    assert {t: rows for t, rows in rows_of(wh, "verl").items() if t != "walk"} == landed
+
+    monkeypatch.setattr(history_module, "read_blobs", reading)  # something new: walked as ever
+    gspo = history.commit({"algos/core.py": loss("vanilla", "gspo")})
+    assert ingest(wh, history).commits_walked == 1
+    assert option_sets(wh)[gspo] == ["gspo", "vanilla"]

@@ -27,12 +27,14 @@ setting needs.
 import ast
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 import yaml
 
 from ingest.git import statements
 from ingest.git.extractors import (
+    ARGUMENT_CALLS,
     YAML_LOADER,
     ExtractionError,
     _choice_values,
@@ -45,6 +47,7 @@ from ingest.git.extractors import (
     _parse_python,
     _text,
     argument,
+    walk_near,
 )
 
 MAX_DEPTH = 8  # nesting of config classes followed from a root
@@ -89,10 +92,15 @@ def _yaml_default(node: yaml.Node) -> str | None:
         return None
     if node.tag.endswith(":str"):
         return node.value
+    return _scalar(node.value)
+
+
+@lru_cache(maxsize=4096)  # a config's history repeats the same few scalars thousands of times
+def _scalar(value: str) -> str | None:
     try:
-        return _text(yaml.load(node.value, Loader=YAML_LOADER))
+        return _text(yaml.load(value, Loader=YAML_LOADER))
     except yaml.YAMLError:
-        return node.value
+        return value
 
 
 def yaml_definitions(source: str, path: str) -> list[Definition]:
@@ -193,8 +201,8 @@ def _container(annotation: ast.AST | None) -> tuple[str, str | None]:
     return "", _name(inner) if inner is not None else None
 
 
-def _argparse(tree: ast.Module, path: str) -> Iterator[Definition]:
-    for node in ast.walk(tree):
+def _argparse(tree: ast.Module, source: str, path: str) -> Iterator[Definition]:
+    for node in walk_near(tree, source, ARGUMENT_CALLS):
         arg = argument(node)
         if arg is None:
             continue
@@ -291,7 +299,7 @@ def python_definitions(source: str, path: str) -> tuple[list[Definition], list[_
     """Flags, top-level functions and classes of one file, and its classes (and unions of
     classes) for resolving."""
     tree = _parse_python(source)
-    out = list(_argparse(tree, path))
+    out = list(_argparse(tree, source, path))
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             out.append(Definition(node.name, "function", path, node.lineno, None))
@@ -439,7 +447,7 @@ def declared_defaults(text: str, path: str, syntax: str) -> dict[tuple[str, str]
         found = yaml_definitions(text, path)
     else:
         tree = _parse_python(text)
-        found = list(_argparse(tree, path)) if "add_argument" in text or "reset_arg" in text else []
+        found = list(_argparse(tree, text, path))
         # a field with no value (a TypedDict key, a bare annotation) declares no default: its
         # history starts when it gets one, so gaining one is not the method turning on
         found += [

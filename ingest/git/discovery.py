@@ -25,8 +25,6 @@ import bisect
 import functools
 import logging
 import re
-import subprocess
-import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -56,6 +54,7 @@ from ingest.git.history import (
     blob_sizes,
     first_parent_commits,
     missing_objects,
+    read_blobs,
 )
 
 log = logging.getLogger(__name__)
@@ -751,38 +750,18 @@ def lines_naming(
 
 
 class BlobStream:
-    """Blob contents in the order they will be asked for, from one ``git cat-file --batch``
-    fed by a thread: no round trip per blob. A blob asked out of order, or that the store
-    lacks, is None."""
+    """Blob contents in the order they will be asked for (``read_blobs``): no round trip per
+    blob. A blob asked out of order, or that the store lacks, is None."""
 
     def __init__(self, git_dir: str, blobs: list[str]):
-        self.process = subprocess.Popen(
-            ["git", f"--git-dir={git_dir}", "cat-file", "--batch"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
-        self.feeder = threading.Thread(target=self._feed, args=(blobs,), daemon=True)
-        self.feeder.start()
-
-    def _feed(self, blobs: list[str]) -> None:
-        try:
-            for blob in blobs:
-                self.process.stdin.write(f"{blob}\n".encode())
-            self.process.stdin.close()
-        except (BrokenPipeError, ValueError):  # closed early: the walk stopped
-            pass
+        self.blobs = read_blobs(git_dir, blobs)
 
     def read(self, blob: str) -> bytes | None:
-        header = self.process.stdout.readline().decode().split()
-        if len(header) != 3:  # "<id> missing"
-            return None
-        data = self.process.stdout.read(int(header[2]) + 1)[:-1]
-        return data if header[0] == blob else None
+        got, data = next(self.blobs, (None, None))
+        return data if got == blob else None
 
     def close(self) -> None:
-        self.process.kill()
-        self.process.wait()
-        self.feeder.join(timeout=5)
+        self.blobs.close()
 
 
 MAX_REMEMBERED = 20_000  # file versions whose lines are kept to compare the next version with

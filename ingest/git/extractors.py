@@ -40,6 +40,7 @@ import bisect
 import fnmatch
 import json
 import re
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -85,29 +86,48 @@ PEP695_PARAMS = re.compile(r"^(\s*(?:async\s+)?(?:def|class)\s+\w+)\[[^\]\n]*\]"
 PEP695_TYPE_ALIAS = re.compile(r"^(\s*)type\s+(?=\w+(?:\[[^\]\n]*\])?\s*=)", re.M)
 
 
-def _near(tree: ast.Module, source: str, word: str) -> Iterator[ast.AST]:
-    """The nodes of ``tree`` in statements whose lines mention ``word``, as ``ast.walk`` would.
+def _near(tree: ast.AST, source: str, *words: str) -> Iterator[ast.AST]:
+    """The nodes of ``tree`` in statements whose lines mention one of ``words``, depth first.
 
     Files such as a trainer or an argument parser are parsed at hundreds of commits; visiting only
     the subtrees that span a line naming what is sought keeps that affordable, and loses nothing:
-    a comparison, decorator or call involving ``word`` spans a line that contains it.
+    a comparison, decorator or call involving a word spans a line that contains it.
     """
-    lines = _lines_with(source, word)
+    lines = sorted({n for word in words for n in _lines_with(source, word)})
     if not lines:
         return
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
-        start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
-        decorators = getattr(node, "decorator_list", None)
-        if decorators:  # a definition's lineno is its `def` line, below its decorators
-            start = decorators[0].lineno
-        if start is not None and end is not None:
-            at = bisect.bisect_left(lines, start)
-            if at == len(lines) or lines[at] > end:
-                continue
-        yield node
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        if _spans(node, lines):
+            yield node
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def walk_near(tree: ast.Module, source: str, words: tuple[str, ...]) -> Iterator[ast.AST]:
+    """The nodes ``ast.walk`` yields (breadth first, in its order) that lie in statements whose
+    lines mention one of ``words``: what ``_near`` skips, for a reader whose results depend on
+    the order (a flag declared twice keeps its last declaration)."""
+    lines = sorted({n for word in words for n in _lines_with(source, word)})
+    todo = deque([tree] if lines else [])
+    while todo:
+        node = todo.popleft()
+        if _spans(node, lines):
+            todo.extend(ast.iter_child_nodes(node))
+            yield node
+
+
+def _spans(node: ast.AST, lines: list[int]) -> bool:
+    """Whether the node (with its decorators) spans one of the sorted ``lines``; a node without
+    a position (a module, an operator) may hold any."""
+    start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    decorators = getattr(node, "decorator_list", None)
+    if decorators:  # a definition's lineno is its `def` line, below its decorators
+        start = decorators[0].lineno
+    if start is None or end is None:
+        return True
+    at = bisect.bisect_left(lines, start)
+    return at < len(lines) and lines[at] <= end
 
 
 def _classes(tree: ast.Module) -> Iterator[ast.ClassDef]:
@@ -366,9 +386,9 @@ def _field_default_and_choices(stmt: ast.AnnAssign) -> tuple[Any, list[str]]:
 def declared_field(source: str, selector: str, field: str) -> list[Observation]:
     if selector.partition(".")[0] not in source:
         return []
-    tree = _parse_python(source)
     if selector.startswith("-"):
-        return _argparse(tree, source, selector, field)
+        return _argparse(source, selector, field)
+    tree = _parse_python(source)
     class_name, _, wanted = selector.partition(".")
     out: list[Observation] = []
     for cls in (c for c in _classes(tree) if c.name == class_name):
@@ -399,9 +419,12 @@ class Argument:
     nargs: Any
 
 
+ARGUMENT_CALLS = ("add_argument", "reset_arg")
+
+
 def argument(node: ast.AST) -> Argument | None:
     """The argument a call declares, or None if it declares no flag."""
-    if not (isinstance(node, ast.Call) and _name(node.func) in ("add_argument", "reset_arg")):
+    if not (isinstance(node, ast.Call) and _name(node.func) in ARGUMENT_CALLS):
         return None
     flags = tuple(
         a.value
@@ -429,18 +452,26 @@ def argument(node: ast.AST) -> Argument | None:
     )
 
 
-def _argparse(tree: ast.Module, source: str, flag: str, field: str) -> list[Observation]:
+def _argparse(source: str, flag: str, field: str) -> list[Observation]:
     out: list[Observation] = []
-    for node in _near(tree, source, flag):
-        arg = argument(node)
-        if arg is None or flag not in arg.flags:
-            continue
+    for arg in _arguments(source).get(flag, []):
         choices = arg.choices
         if isinstance(choices, list | tuple) and all(isinstance(c, str) for c in choices):
             out += _choices(list(choices), field, arg.default)
         else:
             out.append(Observation(field, "", None, _text(arg.default)))
     return out
+
+
+@lru_cache(maxsize=4)  # a parser module is read for dozens of flags at each version
+def _arguments(source: str) -> dict[str, list[Argument]]:
+    """Every argument the module declares, by flag, in the order of a depth-first walk."""
+    found: dict[str, list[Argument]] = {}
+    for node in _near(_parse_python(source), source, *ARGUMENT_CALLS):
+        arg = argument(node)
+        for flag in arg.flags if arg else ():
+            found.setdefault(flag, []).append(arg)
+    return found
 
 
 def _leaves(node: Any, prefix: str) -> dict[str, Any]:

@@ -133,15 +133,25 @@ def why_again(con: duckdb.DuckDBPyConnection, framework: str, current: str, agai
     return ""
 
 
+def last_landed(con: duckdb.DuckDBPyConnection, framework: str) -> dict | None:
+    """The framework's last landed commit (the cursor), read without the others."""
+    row = con.execute(
+        "select payload from raw.git__commits where payload ->> 'framework' = ? qualify "
+        "row_number() over (partition by record_key order by fetched_at desc, "
+        "record_version desc) = 1 order by (payload ->> 'position')::bigint desc limit 1",
+        [framework],
+    ).fetchall()
+    return json.loads(row[0][0]) if row else None
+
+
 def resume_state(
     con: duckdb.DuckDBPyConnection, repo: git.Repo, framework: str, ref: str, again: str = ""
 ) -> tuple[State, str | None, str]:
     """The state after the last landed commit and that commit; or a fresh state and None, with
     why the landed rows are replaced ('' when there are none)."""
-    landed = _latest(con, "git__commits", framework)
-    if not landed:
+    last = last_landed(con, framework)
+    if last is None:
         return State(), None, ""
-    last = max(landed, key=lambda c: c["position"])
     rewritten = left_branch(repo, last["sha"], ref)
     if rewritten:  # said whatever the log level: the landed rows are about to be replaced
         log.warning("%s: %s; mining its whole history again from the root", framework, rewritten)
@@ -175,6 +185,7 @@ class Plan:
     started: float
     fingerprint: str  # of the seed rows this walk reads
     again: str = ""  # why the walk replaces the framework's landed rows ('' if it adds to them)
+    current: bool = False  # nothing new on the branch and the same seed rows: nothing to walk
 
 
 def plan(
@@ -189,14 +200,31 @@ def plan(
     ensure_all_raw_tables(con)
     seeds = fingerprint(framework)
     why = why_again(con, framework, seeds, again)
-    state, after, why = resume_state(con, repo, framework, ref, why)
+    last = None if why else last_landed(con, framework)
+    if last and last["sha"] == repo.git.rev_parse(ref):  # what it would find is landed already
+        state, after, current = State(position=last["position"]), last["sha"], True
+    else:
+        state, after, why = resume_state(con, repo, framework, ref, why)
+        current = False
     return Plan(
-        framework, repo.git_dir, seed["main_branch"], ref, state, after, started, seeds, why
+        framework,
+        repo.git_dir,
+        seed["main_branch"],
+        ref,
+        state,
+        after,
+        started,
+        seeds,
+        why,
+        current,
     )
 
 
 def mine(plan: Plan) -> Mined:
-    """Walk the history (no warehouse needed: this runs in a worker process)."""
+    """Walk the history (no warehouse needed: this runs in a worker process); a current plan's
+    is landed already, the configuration at its head included, so nothing is read."""
+    if plan.current:
+        return Mined()
     repo = open_repository(Path(plan.git_dir), plan.branch)
     miner = Miner(repo, plan.framework, locations(plan.framework), config_sources(plan.framework))
     try:
@@ -328,6 +356,9 @@ def ingest_all(
             plans[name] = plan(con, name, source, again)
         except TrackerError as exc:
             yield name, exc
+    for name in [name for name, chosen in plans.items() if chosen.current]:
+        yield name, _landed(con, plans[name], Mined())
+        del plans[name]
     if jobs <= 1 or len(plans) <= 1:
         for name, chosen in plans.items():
             yield name, _landed(con, chosen, _walk(chosen)[1])

@@ -1,8 +1,11 @@
 """Walk a framework's main-branch first-parent history once and turn it into dated facts.
 
-One ``git log --raw`` gives every first-parent commit with the blob ids of the files it changed;
-file contents come from git's object store (GitPython's persistent ``cat-file`` processes), never
-from a checkout, and what is read from a blob (arXiv ids, option readings) is cached by blob id.
+One ``git log --raw`` gives every first-parent commit with the blob ids of the files it changed
+(only changed paths are ever read); file contents come from git's object store, never from a
+checkout. Before the walk, every blob it will read streams once through one ``git cat-file
+--batch`` (a round trip per blob was most of a walk's time), and what is read from it (arXiv ids,
+option readings) is kept by blob id, so a file at hundreds of commits is read and parsed once per
+version; the walk itself then touches the store only for the config files it compares.
 From that walk come three raw entities:
 
 - ``git__commits``: facts of every first-parent commit (no message text), with the flags that make
@@ -22,8 +25,11 @@ From that walk come three raw entities:
 """
 
 import fnmatch
+import hashlib
 import re
 import subprocess
+import threading
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -307,6 +313,44 @@ def blob_sizes(repo: git.Repo, blobs: set[str]) -> dict[str, int | None]:
     return sizes
 
 
+def read_blobs(git_dir: str, blobs: list[str]) -> Iterator[tuple[str, bytes | None]]:
+    """Each blob's bytes (None if the store lacks it), in the order asked, from one ``git cat-file
+    --batch`` fed by a thread, so git never waits for this process to ask for the next one."""
+    proc = subprocess.Popen(
+        ["git", f"--git-dir={git_dir}", "cat-file", "--batch"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+
+    def feed() -> None:
+        try:
+            proc.stdin.write("".join(f"{b}\n" for b in blobs).encode())
+            proc.stdin.close()
+        except (BrokenPipeError, ValueError):  # the reader stopped early and closed the pipe
+            pass
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    try:
+        for blob in blobs:
+            header = proc.stdout.readline().split()
+            if len(header) != 3:  # "<sha> missing", or git ended early
+                if not header:
+                    raise git.GitCommandError(["git", "cat-file", "--batch"], proc.poll() or 1)
+                yield blob, None
+                continue
+            size = int(header[2])
+            data = proc.stdout.read(size)
+            proc.stdout.read(1)  # the newline after the content
+            yield blob, data
+    finally:
+        proc.kill()
+        proc.stdout.close()
+        proc.wait()
+        feeder.join()
+
+
 @dataclass
 class State:
     """Where a walk stands after a commit; an incremental run rebuilds it from the warehouse."""
@@ -329,7 +373,8 @@ class Mined:
 
 
 class Miner:
-    """Mines one framework; caches derived values (never file texts) by blob id."""
+    """Mines one framework; caches derived values by blob id (and config files' bytes,
+    compressed, only where the walk or the snapshot may read them again)."""
 
     def __init__(
         self,
@@ -345,6 +390,11 @@ class Miner:
         self.where: dict[str, tuple[Location, ...]] = {}
         self.sizes: dict[str, int | None] = {}
         self.last_text: tuple[str | None, str | None] = (None, None)
+        self.kept: dict[str, bytes] = {}  # config files' blobs, compressed, from the prefetch
+        # per (config file blob, syntax): a digest of its declaration lines, and (where it was
+        # parsed anyway, for a location) what it declares (None: it cannot be read)
+        self.lines: dict[tuple[str, str], str] = {}
+        self.parsed: dict[tuple[str, str], dict | None] = {}
         # per config file: the last blob read, its declaration lines and what it declares
         self.declared: dict[str, tuple[str, tuple[str, ...], dict]] = {}
         self.absent: frozenset[str] = frozenset()  # objects the store lacks
@@ -360,9 +410,13 @@ class Miner:
         commits = list(first_parent_commits(self.repo, ref, after, self.absent))
         blobs = {b for c in commits for ch in c.changes for b in (ch.old_blob, ch.new_blob) if b}
         # a resumed walk reads the location files it starts with too: a commit that changes one
-        # of them re-reads them all, and an unread file would drop its options from that set
-        blobs |= {b for path, b in state.files.items() if self.locations_of(path)}
+        # of them re-reads them all, and an unread file would drop its options from that set;
+        # and the config files, read again at the snapshot
+        blobs |= {
+            b for path, b in state.files.items() if self.locations_of(path) or self.source_of(path)
+        }
         self.sizes = self.sizes_of(blobs)
+        self.prefetch(commits, state)
         for done, commit in enumerate(commits, start=1):
             self.commit(commit, state)
             progress.update(self.framework, done, len(commits), "commits walked")
@@ -370,6 +424,55 @@ class Miner:
         if head and self.sources:
             self.mined.definitions.append(self.definitions(head, state))
         return self.mined
+
+    def prefetch(self, commits: list[Commit], state: State) -> None:
+        """Read every blob the walk will read, once and in one stream, keeping only what is
+        derived from it: its arXiv ids, its readings at the locations of the paths it is met at,
+        and, for a config file (compared and parsed again at the snapshot), its compressed
+        bytes. Missing and oversized blobs are left to the walk, which records them."""
+        paths: dict[str, set[str]] = {}
+        for path, blob in state.files.items():
+            if self.locations_of(path) or self.source_of(path):
+                paths.setdefault(blob, set()).add(path)
+        for commit in commits:
+            for ch in commit.changes:
+                for path, blob in ((ch.old_path, ch.old_blob), (ch.new_path, ch.new_blob)):
+                    if path and blob:
+                        paths.setdefault(blob, set()).add(path)
+        final = dict(state.files)  # the files at the last commit, whose configuration is read
+        for commit in commits:
+            for ch in commit.changes:
+                final.pop(ch.old_path, None)
+                if ch.new_path and ch.new_blob:
+                    final[ch.new_path] = ch.new_blob
+        last = set(final.values())
+        wanted = [b for b in paths if (self.sizes.get(b) or MAX_TEXT_BYTES + 1) <= MAX_TEXT_BYTES]
+        for done, (blob, data) in enumerate(read_blobs(self.repo.git_dir, wanted), start=1):
+            if data is not None:
+                self.derive(blob, data, paths[blob], blob in last)
+            progress.update(self.framework, done, len(wanted), "file versions read")
+
+    def derive(self, blob: str, data: bytes, paths: set[str], at_last: bool) -> None:
+        """What the walk would read from one blob met at ``paths`` (see ``prefetch``); its
+        bytes are kept if the configuration at the last commit is read from it, or if what it
+        declares may have to be parsed in the walk."""
+        text = None if b"\x00" in data[:8192] else data.decode("utf-8", errors="replace")
+        if any(is_text_path(p) for p in paths):
+            self.ids[blob] = frozenset(ARXIV_ID.findall(text)) if text else frozenset()
+        read = False
+        for loc in {loc for p in paths for loc in self.locations_of(p)}:
+            if loc.extractor != "recipe":
+                self.readings[(blob, loc.extractor, loc.selector, loc.field)] = self.extract(
+                    loc, blob, text
+                )
+                read = True
+        syntaxes = {s.syntax for p in paths for s in [self.source_of(p)] if s}
+        if syntaxes and (at_last or not read and syntaxes != {"entry"}):
+            self.kept[blob] = zlib.compress(data, 1)
+        for syntax in syntaxes - {"entry"} if text is not None else ():
+            self.lines[(blob, syntax)] = _digest(_declaration_lines(text, syntax))
+            if read:  # its Python was just parsed: what it declares costs no second parse
+                self.parsed[(blob, syntax)] = _declared(text, min(paths), syntax)
 
     def definitions(self, sha: str, state: State) -> dict:
         """What the configuration declares at ``sha`` (read again on every run: the seed of
@@ -416,16 +519,19 @@ class Miner:
         cached = self.declared.get(path)
         if cached and cached[0] == blob:
             return cached[2]
-        text = self.text(blob, path)
-        if text is None:
-            return None
-        lines = _declaration_lines(text, syntax)
+        lines = self.lines.get((blob, syntax))
+        if lines is None:
+            text = self.text(blob, path)
+            if text is None:
+                return None
+            lines = self.lines[(blob, syntax)] = _digest(_declaration_lines(text, syntax))
         if cached and cached[1] == lines:
             declared = cached[2]
         else:
-            try:
-                declared = definitions.declared_defaults(text, path, syntax)
-            except extractors.ExtractionError:
+            if (blob, syntax) not in self.parsed:
+                self.parsed[(blob, syntax)] = _declared(self.text(blob, path), path, syntax)
+            declared = self.parsed[(blob, syntax)]
+            if declared is None:
                 return None
         self.declared[path] = (blob, lines, declared)
         return declared
@@ -518,6 +624,9 @@ class Miner:
         return self.last_text[1]
 
     def _read_blob(self, blob: str) -> str | None:
+        if blob in self.kept:
+            data = zlib.decompress(self.kept[blob])
+            return None if b"\x00" in data[:8192] else data.decode("utf-8", errors="replace")
         size = self.sizes.get(blob)
         if size is None:
             self.mined.missing_blobs.add(blob)
@@ -564,21 +673,23 @@ class Miner:
         """Observations of one location in one file, or the reason it could not be read."""
         key = (blob, loc.extractor, loc.selector, loc.field)
         if key not in self.readings:
-            text = self.text(blob, path)
-            if text is None:
-                why = (
-                    "missing from the repository"
-                    if blob in self.mined.missing_blobs
-                    else ("binary or larger than the text limit")
-                )
-                self.readings[key] = f"blob {blob} {why}"
-            else:
-                try:
-                    found = extractors.EXTRACTORS[loc.extractor](text, loc.selector, loc.field)
-                    self.readings[key] = [vars(o) for o in found]
-                except extractors.ExtractionError as exc:
-                    self.readings[key] = str(exc)
+            self.readings[key] = self.extract(loc, blob, self.text(blob, path))
         return self.readings[key]
+
+    def extract(self, loc: Location, blob: str, text: str | None) -> list[dict] | str:
+        """The observations of one location in one blob's text, or why there are none."""
+        if text is None:
+            why = (
+                "missing from the repository"
+                if blob in self.mined.missing_blobs
+                else ("binary or larger than the text limit")
+            )
+            return f"blob {blob} {why}"
+        try:
+            found = extractors.EXTRACTORS[loc.extractor](text, loc.selector, loc.field)
+        except extractors.ExtractionError as exc:
+            return str(exc)
+        return [vars(o) for o in found]
 
     def option_set(self, commit: Commit, state: State) -> dict:
         options, failures = [], []
@@ -622,8 +733,24 @@ def _default(path: str, key: tuple[str, str], default: str | None, declared: boo
     return {"path": path, "kind": kind, "key": name, "default": default, "declared": declared}
 
 
-DECLARING_CALLS = ("field(", "Field(", "add_argument(", "reset_arg(")
-ANNOTATED = re.compile(r"\s*[A-Za-z_]\w*\s*:(?!=)\s*\S")
+DECLARING = re.compile(r"field\(|Field\(|add_argument\(|reset_arg\(")
+CLASS_OR_ANNOTATED = re.compile(r"\s*(?:class |[A-Za-z_]\w*\s*:(?!=)\s*\S)")
+
+
+def _declared(text: str | None, path: str, syntax: str) -> dict | None:
+    """What a config file declares, or None if it cannot be read or parsed."""
+    if text is None:
+        return None
+    try:
+        return definitions.declared_defaults(text, path, syntax)
+    except extractors.ExtractionError:
+        return None
+
+
+def _digest(lines: tuple[str, ...]) -> str:
+    """Stands for the lines in comparisons (no line holds a newline: they are split at them)."""
+    joined = "\n".join(lines)
+    return hashlib.sha1(f"{len(lines)}\n{joined}".encode()).hexdigest()
 
 
 def _declaration_lines(text: str, syntax: str) -> tuple[str, ...]:
@@ -635,16 +762,12 @@ def _declaration_lines(text: str, syntax: str) -> tuple[str, ...]:
         return tuple(line for line in lines if line.strip() and not line.lstrip().startswith("#"))
     kept, carry = [], 0
     for line in lines:
-        declaring = any(call in line for call in DECLARING_CALLS)
-        if (
-            carry
-            or declaring
-            or "default" in line
-            or line.lstrip().startswith("class ")
-            or ANNOTATED.match(line)
-        ):
+        if DECLARING.search(line):
             kept.append(line.strip())
-        carry = 2 if declaring else max(carry - 1, 0)
+            carry = 2
+        elif carry or "default" in line or CLASS_OR_ANNOTATED.match(line):
+            kept.append(line.strip())
+            carry = max(carry - 1, 0)
     return tuple(kept)
 
 
