@@ -302,7 +302,7 @@ def _inputs(
         "warehouse": str(warehouse_path().resolve()),
         "allow_shrink": allow_shrink,
         "base_url": base_url,
-        "source_date_epoch": os.environ.get("SOURCE_DATE_EPOCH"),
+        "source_date_epoch": settings.value("SOURCE_DATE_EPOCH"),
     }
     return fingerprint.of_inputs(snapshot_dir, project, options)
 
