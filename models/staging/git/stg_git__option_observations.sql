@@ -4,21 +4,31 @@ with source as (
 
 ),
 
--- each option set's options read as typed structs in one pass over the payload (far cheaper than
--- extracting every field from each option's JSON after unnesting)
+-- each option set read as one typed struct in one pass over the payload: far cheaper than
+-- extracting every field from each option's JSON after unnesting, and than extracting the options
+-- as JSON text to read again (that held ~1 GiB at once; this ~0.3 GiB)
+typed as (
+
+    select
+        json_transform(
+            payload,
+            '{"framework": "VARCHAR", "sha": "VARCHAR", "position": "INTEGER",
+              "options": [{"field": "VARCHAR", "value": "VARCHAR", "is_default": "BOOLEAN",
+                           "field_default": "VARCHAR", "path": "VARCHAR",
+                           "extractor": "VARCHAR", "tier": "VARCHAR"}]}'
+        ) as option_set
+    from source
+
+),
+
 option_sets as (
 
     select
-        payload ->> 'framework' as framework,
-        payload ->> 'sha' as commit_sha,
-        cast(payload ->> 'position' as integer) as first_parent_position,
-        json_transform(
-            payload -> 'options',
-            '[{"field": "VARCHAR", "value": "VARCHAR", "is_default": "BOOLEAN",
-               "field_default": "VARCHAR", "path": "VARCHAR", "extractor": "VARCHAR",
-               "tier": "VARCHAR"}]'
-        ) as options
-    from source
+        option_set.framework,
+        option_set.sha as commit_sha,
+        option_set.position as first_parent_position,
+        option_set.options
+    from typed
 
 ),
 
