@@ -78,14 +78,14 @@ def tracker_process(*args: str, env: dict | None = None) -> subprocess.Completed
     )
 
 
-def tracker(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+def tracker(*args: str, env: dict | None = None, input: str = "") -> subprocess.CompletedProcess:
     """Run the `tracker` command as its console script does (``tracker.cli.main``), but in this
     process: a new process would import Great Expectations and DuckDB again, seconds each time.
 
     What a process would have of its own is given it and taken back afterwards: the
     environment (``env`` replaces it, as for ``subprocess.run``), the working folder, standard
-    streams that are not terminals (stdin empty), logging as the command sets it up, and the
-    signal handlers it installs. An exception the command lets out is exit code 1 with its
+    streams that are not terminals (stdin holds ``input``), logging as the command sets it up,
+    and the signal handlers it installs. An exception the command lets out is exit code 1 with its
     traceback on stderr, as Python's would be."""
     from tracker import cli  # imported when first run, so collecting the tests stays quick
 
@@ -100,7 +100,7 @@ def tracker(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
             os.environ.clear()
             os.environ.update(env)
         os.chdir(ROOT)
-        sys.stdin, sys.stdout, sys.stderr = io.StringIO(), out, err
+        sys.stdin, sys.stdout, sys.stderr = io.StringIO(input), out, err
         root.handlers = []  # pytest's capture handlers would keep the command's own set-up out
         try:
             code = cli.main(list(args))

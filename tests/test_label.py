@@ -244,14 +244,7 @@ def project(tmp_path, monkeypatch) -> Path:
 
 def run(seeds: Path, *args: str, answers: str) -> subprocess.CompletedProcess:
     """`tracker label` with ``answers`` on standard input, one per line (a script)."""
-    return subprocess.run(
-        [sys.executable, "-m", "tracker.cli", "label", *args, "--seeds", str(seeds)],
-        input=answers,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=None,
-    )
+    return tracker("label", *args, "--seeds", str(seeds), input=answers)
 
 
 def rows(path: Path) -> list[str]:
@@ -474,14 +467,7 @@ def record(built, tmp_path):  # noqa: F811
     env = {"TRACKER_WAREHOUSE": str(warehouse), "PATH": "/usr/bin:/bin"}
 
     def tracker_label(*args: str, answers: str) -> None:
-        done = subprocess.run(
-            [sys.executable, "-m", "tracker.cli", "label", *args],
-            input=answers,
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            env=env,
-        )
+        done = tracker("label", *args, env=env, input=answers)
         assert done.returncode == 0, done.stderr
 
     def dbt_build(*args: str) -> None:

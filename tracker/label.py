@@ -540,14 +540,14 @@ def label(
     seeds: Path,
     reviewer: str,
     blind: bool = False,
-    source: TextIO = sys.stdin,
+    source: TextIO | None = None,
     out: TextIO | None = None,
 ) -> int:
     """Review items until none is left or the reviewer stops; each item's rows are written as
-    soon as it is answered. Returns how many items were written. The questions go to ``out``
-    (default: standard output as it is when called, which the command line makes safe for a
-    terminal)."""
-    session = Session(source, out or sys.stdout)
+    soon as it is answered. Returns how many items were written. The answers come from
+    ``source`` and the questions go to ``out`` (default: standard input and output as they are
+    when called, which the command line makes safe for a terminal)."""
+    session = Session(source or sys.stdin, out or sys.stdout)
     choices = _codes(seeds, review)
     columns = header(seeds, review)
     target = second_reader_file(seeds, review) if blind else seeds / f"{SEED[review]}.csv"
