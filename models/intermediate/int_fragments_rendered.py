@@ -7,6 +7,8 @@ give exactly the settings it was rendered from: `parses_back` is false, with the
 does not, and the build's tests stop on it.
 """
 
+from typing import Any
+
 import pandas as pd
 
 from tracker import syntax
@@ -22,27 +24,32 @@ COLUMNS = [
 
 
 FLAGS = ("in_minimal", "in_paper", "is_string", "is_bare_flag")
+Row = dict[str, Any]
 
 
-def _settings(rows: pd.DataFrame, part: str) -> list[syntax.Setting]:
-    chosen = rows[rows[part]].sort_values("setting_order")
+# plain rows and dicts, not pandas per group: a few hundred small groups cost a second in pandas
+def _settings(rows: list[Row], part: str) -> list[syntax.Setting]:
+    chosen = sorted(
+        (r for r in rows if r[part]),
+        key=lambda r: (r["setting_order"] is None, r["setting_order"] or 0),
+    )
     return [
-        syntax.Setting(r.option_field, r.setting, r.is_string, r.is_bare_flag)
-        for r in chosen.itertuples()
+        syntax.Setting(r["option_field"], r["setting"], r["is_string"], r["is_bare_flag"])
+        for r in chosen
     ]
 
 
-def _rendered(method_id: str, framework: str, rows: pd.DataFrame) -> dict:
-    first = rows.iloc[0]
-    command = first.entry_command if isinstance(first.entry_command, str) else None
+def _rendered(method_id: str, framework: str, rows: list[Row]) -> dict:
+    first = rows[0]
+    command = first["entry_command"]
     out = {"method_id": method_id, "framework": framework, "parses_back": True}
     try:
         minimal = _settings(rows, "in_minimal")
         paper = _settings(rows, "in_paper")
         out["minimal_fragment"] = (
-            syntax.check(first.option_syntax, minimal, command) if minimal or command else None
+            syntax.check(first["option_syntax"], minimal, command) if minimal or command else None
         )
-        paper_fragment = syntax.check(first.option_syntax, paper, command) if paper else None
+        paper_fragment = syntax.check(first["option_syntax"], paper, command) if paper else None
         out["paper_fragment"] = (
             paper_fragment if paper_fragment != out["minimal_fragment"] else None
         )
@@ -51,23 +58,32 @@ def _rendered(method_id: str, framework: str, rows: pd.DataFrame) -> dict:
     return out
 
 
+def _rendering_rows(relation) -> dict[tuple[str, str], list[Row]]:
+    """The rows that take part in a fragment (settings, and what a setting or an entry point
+    needs), with their flags false when empty, grouped by method and framework in row order."""
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for values in relation.fetchall():
+        row = dict(zip(relation.columns, values, strict=True))
+        order = row["setting_order"]
+        if not (
+            row["setting_kind"] == "setting"
+            or (order is not None and order > 0)
+            or row["entry_command"] is not None
+        ):
+            continue
+        row.update({flag: bool(row[flag]) for flag in FLAGS})
+        settable = row["setting"] is not None and row["value_type"] != "mapping"
+        row["in_minimal"] &= settable
+        row["in_paper"] &= settable
+        if row["method_id"] is not None and row["framework"] is not None:
+            groups.setdefault((row["method_id"], row["framework"]), []).append(row)
+    return groups
+
+
 def model(dbt, session):
     dbt.config(materialized="table")
-    settings = dbt.ref("int_settings_verified").df()
-    settings = settings[
-        (settings.setting_kind == "setting")
-        | (settings.setting_order > 0)
-        | settings.entry_command.notna()
-    ]
-    flags = {c: settings[c].fillna(False).astype(bool) for c in FLAGS}
-    settable = settings.setting.notna() & (settings.value_type.fillna("") != "mapping")
-    flags["in_minimal"] &= settable
-    flags["in_paper"] &= settable
-    settings = settings.assign(**flags)
-    rows = [
-        _rendered(method_id, framework, group)
-        for (method_id, framework), group in settings.groupby(["method_id", "framework"])
-    ]
+    groups = _rendering_rows(dbt.ref("int_settings_verified"))
+    rows = [_rendered(*key, groups[key]) for key in sorted(groups)]
     return pd.DataFrame(rows, columns=COLUMNS).astype(
         {
             "method_id": "string",
