@@ -211,14 +211,7 @@ def test_the_built_site_shows_and_offers_its_releases_history(built):
 def test_whats_new_shows_releases_that_changed_nothing_as_one_line(marts, tmp_path):
     """A weekly refresh that finds nothing new adds no entry of its own: each run of such
     releases is one line saying since when nothing changed (SYNTHETIC history)."""
-    landing = change(
-        "new_landing",
-        "GSPO landed in TRL as selectable on 2026-12-07 (synthetic)",
-        "https://github.com/huggingface/trl/commit/" + "d" * 40,
-        method_id="gspo",
-        framework="TRL",
-        commit="d" * 40,
-    )
+    landing = HISTORY["releases"][0]["changes"][0]  # GSPO landed in TRL
     shas = {"TRL": "a" * 40, "verl": "c" * 40}
     releases = [
         {"version": version("2026-12-29T06:00:00Z", {**shas, "TRL": "b" * 40}), "changes": []},
