@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from ingest.git import statements
+from ingest.git import blocks, statements
 from ingest.git.extractors import (
     ARGUMENT_CALLS,
     YAML_LOADER,
@@ -442,18 +442,34 @@ def declared_defaults(text: str, path: str, syntax: str) -> dict[tuple[str, str]
     """The defaults one file declares by itself, by (kind, key): its YAML keys, argparse flags
     and its classes' own fields (``Class.field``). Inherited fields and dotted keys resolved
     across files are not here: a key names its ``source`` at the snapshot, and the source's
-    history is the key's. Raises ExtractionError when the file does not parse."""
+    history is the key's. Raises ExtractionError when the file does not parse.
+
+    A Python file is read piece by piece (``blocks``), so a version reads only what changed; a
+    key declared in two pieces is left to the whole file, whose walk order decides which wins."""
     if syntax == "yaml":
         found = yaml_definitions(text, path)
-    else:
-        tree = _parse_python(text)
-        found = list(_argparse(tree, text, path))
-        # a field with no value (a TypedDict key, a bare annotation) declares no default: its
-        # history starts when it gets one, so gaining one is not the method turning on
-        found += [
-            d
-            for cls in _config_classes(tree, path)
-            for stmt, d in cls.fields.values()
-            if stmt.value is not None
-        ]
-    return {(d.kind, d.key): _kept_default(d.default) for d in found if d.type != "mapping"}
+        return {(d.kind, d.key): _kept_default(d.default) for d in found if d.type != "mapping"}
+    parts = blocks.read_pieces(
+        text, "", ("declared",), lambda piece, tree: _own_defaults(tree, piece.text, piece.owner)
+    )
+    if parts is not None:
+        declared = dict(pair for part in parts for pair in part)
+        if len(declared) == sum(len({key for key, _ in part}) for part in parts):
+            return declared
+    return dict(_own_defaults(_parse_python(text), text))
+
+
+def _own_defaults(
+    tree: ast.Module, source: str, owner: str = ""
+) -> list[tuple[tuple[str, str], str | None]]:
+    """((kind, key), default) of the flags and the fields with a value that ``tree`` declares,
+    in its walk's order. ``owner`` ("Class.") names the class of a member read on its own: the
+    wrapper class it was parsed in, the first class met."""
+    found = list(_argparse(tree, source, ""))
+    for at, cls in enumerate(_config_classes(tree, "")):
+        for stmt, d in cls.fields.values():
+            # a field with no value (a TypedDict key, a bare annotation) declares no default:
+            # its history starts when it gets one, so gaining one is not the method turning on
+            if stmt.value is not None:
+                found.append(replace(d, key=f"{owner}{d.key[2:]}") if owner and not at else d)
+    return [((d.kind, d.key), _kept_default(d.default)) for d in found if d.type != "mapping"]

@@ -41,12 +41,14 @@ import fnmatch
 import json
 import re
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import yaml
+
+from ingest.git import blocks
 
 
 class ExtractionError(Exception):
@@ -320,12 +322,26 @@ class Refusals:
 
 
 def compare(source: str, selector: str, field: str) -> list[Observation]:
-    found: list[str] = []
     word = selector.rsplit(".", 1)[-1]
     if word not in source:
         return []
+
+    def piece_compared(piece: blocks.Piece, tree: ast.Module) -> list[str]:
+        if piece.header:  # a class's decorators are walked after its body: read it whole
+            raise blocks.WholeFile
+        return _compared(piece.text, tree, selector)
+
+    parts = blocks.read_pieces(source, word, ("compare", selector), piece_compared)
+    if parts is None:
+        parts = [_compared(source, _parse_python(source), selector)]
+    return _choices([value for part in parts for value in part], field, None)
+
+
+def _compared(source: str, tree: ast.Module, selector: str) -> list[str]:
+    """The strings compared with the selected field in ``tree`` (of ``source``), in order."""
+    found: list[str] = []
     refusals = Refusals()
-    for node in _near(_parse_python(source), source, word):
+    for node in _near(tree, source, selector.rsplit(".", 1)[-1]):
         refusals.see(node)
         if isinstance(node, ast.Match) and _accesses(node.subject, selector):
             for case in node.cases:
@@ -348,7 +364,7 @@ def compare(source: str, selector: str, field: str) -> list[Observation]:
             found.append(value)
         elif isinstance(node.ops[0], ast.In | ast.NotIn) and isinstance(value, list | tuple | set):
             found.extend(sorted(v for v in value if isinstance(v, str)))
-    return _choices(found, field, None)
+    return found
 
 
 def _literal_values(annotation: ast.AST | None) -> list[Any]:
@@ -388,10 +404,27 @@ def declared_field(source: str, selector: str, field: str) -> list[Observation]:
         return []
     if selector.startswith("-"):
         return _argparse(source, selector, field)
-    tree = _parse_python(source)
     class_name, _, wanted = selector.partition(".")
+
+    def piece_fields(piece: blocks.Piece, tree: ast.Module) -> list[Observation]:
+        named = [c for c in _classes(tree) if c.name == class_name]
+        if piece.owner != f"{class_name}.":
+            return _class_fields(named, wanted, field)
+        if named:  # a class of the same name inside a member: read the file whole
+            raise blocks.WholeFile
+        return _class_fields(tree.body[:1], wanted, field)  # the wrapper a member sits in
+
+    parts = blocks.read_pieces(source, "", ("field", selector, field), piece_fields)
+    if parts is None:
+        tree = _parse_python(source)
+        parts = [_class_fields([c for c in _classes(tree) if c.name == class_name], wanted, field)]
+    return [observation for part in parts for observation in part]
+
+
+def _class_fields(classes: Iterable[ast.AST], wanted: str, field: str) -> list[Observation]:
+    """The field ``wanted`` (or every field, ``*``) of the ``classes``, in order."""
     out: list[Observation] = []
-    for cls in (c for c in _classes(tree) if c.name == class_name):
+    for cls in classes:
         for stmt in cls.body:
             if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
                 continue
@@ -554,9 +587,10 @@ def functions(source: str, selector: str, field: str) -> list[Observation]:
     return _choices(names, field, None)
 
 
-def _definitions(tree: ast.Module) -> Iterator[tuple[str, ast.AST]]:
-    """(qualified name, node) of every function and class, methods as ``Class.method``."""
-    stack: list[tuple[str, ast.AST]] = [("", tree)]
+def _definitions(tree: ast.AST, prefix: str = "") -> Iterator[tuple[str, ast.AST]]:
+    """(qualified name, node) of every function and class under ``tree`` (whose own qualified
+    name, if a class, is ``prefix``), methods as ``Class.method``."""
+    stack: list[tuple[str, ast.AST]] = [(prefix, tree)]
     while stack:
         prefix, node = stack.pop()
         for child in ast.iter_child_nodes(node):
@@ -588,29 +622,54 @@ def _parameter_default(node: ast.AST, parameter: str) -> Any:
     return None
 
 
-def behaviour(source: str, selector: str, field: str) -> list[Observation]:
+@lru_cache(maxsize=64)
+def _behaviour_selector(selector: str) -> tuple[str, str, str, str]:
+    """``def:NAME``, ``default:FUNC.PARAM=VALUE`` or ``body:NAME~REGEX`` as (form, name,
+    parameter, value or regex)."""
     form, _, wanted = selector.partition(":")
-    if form == "body":
-        name, _, pattern = wanted.partition("~")
-    else:
-        name, _, expected = wanted.partition("=")
+    name, _, wanted = wanted.partition("~" if form == "body" else "=")
+    parameter = ""
     if form == "default":
         name, _, parameter = name.rpartition(".")
-    if form not in ("def", "default", "body") or name.rsplit(".", 1)[-1] not in source:
+    return form, name, parameter, wanted
+
+
+def behaviour(source: str, selector: str, field: str) -> list[Observation]:
+    form, name, _, _ = _behaviour_selector(selector)
+    word = name.rsplit(".", 1)[-1]
+    if form not in ("def", "default", "body") or word not in source:
         return []
+
+    def piece_holds(piece: blocks.Piece, tree: ast.Module) -> list[bool]:
+        # a class's header holds none of its body
+        if piece.header and form == "body" and any(q == name for q, _ in _definitions(tree)):
+            raise blocks.WholeFile
+        root = tree.body[0] if piece.owner else tree  # a member sits in the wrapper class
+        return _holds(piece.text, _definitions(root, piece.owner), selector)
+
+    parts = blocks.read_pieces(source, word, ("behaviour", selector), piece_holds)
+    if parts is None:
+        parts = [_holds(source, _definitions(_parse_python(source)), selector)]
+    return [Observation(field, "", None, None)] if any(parts) else []
+
+
+def _holds(source: str, defined: Iterator[tuple[str, ast.AST]], selector: str) -> list[bool]:
+    """``[True]`` if one of the ``defined`` (of ``source``) has the selector's behaviour, else
+    ``[]``."""
+    form, name, parameter, wanted = _behaviour_selector(selector)
     lines = source.splitlines()
-    for qualified, node in _definitions(_parse_python(source)):
+    for qualified, node in defined:
         if qualified != name:
             continue
         if (
             form == "def"
-            or (form == "default" and _parameter_default(node, parameter) == expected)
+            or (form == "default" and _parameter_default(node, parameter) == wanted)
             or (
                 form == "body"
-                and _regex(pattern).search("\n".join(lines[node.lineno - 1 : node.end_lineno]))
+                and _regex(wanted).search("\n".join(lines[node.lineno - 1 : node.end_lineno]))
             )
         ):
-            return [Observation(field, "", None, None)]
+            return [True]
     return []
 
 

@@ -1,0 +1,163 @@
+"""Read a Python file statement by statement, so that a version of it parses only what changed.
+
+A history walk reads the same trainer or config module at hundreds of commits, and most commits
+change one or two of its functions. Parsing the whole file at every version was most of a walk's
+cost. Here a file is cut into its top-level statements, and a top-level class into its members;
+each piece is parsed once in the whole walk (keyed by its text), and what an extractor reads from
+a piece is kept, so an unchanged function is neither parsed nor read again.
+
+The cut is made from the text alone (lines that start a statement at the indentation of the
+level), so it can be wrong inside a string or brackets. A wrong cut always leaves a piece that
+does not parse on its own (it ends inside the string or brackets), and every piece is parsed once:
+when any piece fails, the caller reads the file whole, as before, with the same errors.
+"""
+
+import ast
+import hashlib
+import re
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+# a line that may start a statement: not indented, not blank, not a comment or closing bracket
+_TOP = re.compile(r"^(?=[^\s#)\]}])", re.M)
+_TRIPLE = re.compile(r'"""|\'\'\'')
+_CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")  # part of the statement above
+_DEFINES = re.compile(r"(?:async\s+def|def|class)\b")
+_HEADER = re.compile(r"(?:@[^\n]*\n)*class\s+(\w+)[^\n]*:\n")  # one line each
+WRAPPER = "class _:\n"  # a member is parsed inside a class, as it stands in the file
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A statement of the file as parsed on its own: a top-level statement (``owner`` ""), a
+    top-level class's ``header`` (its line, with ``pass`` for a body), or a member of the
+    top-level class ``owner`` (then ``text`` is the member inside ``WRAPPER``)."""
+
+    text: str
+    owner: str
+    header: bool
+    key: bytes  # the digest of all three
+
+
+class WholeFile(Exception):
+    """A reader needs the file whole (e.g. the body of a class cut into members)."""
+
+
+def _starts(source: str, level: re.Pattern) -> list[int]:
+    """Offsets of the lines that start a statement at ``level``, outside triple-quoted strings
+    (paired naively: a wrong pairing makes a wrong cut, which the parse then refuses)."""
+    quotes = [m.start() for m in _TRIPLE.finditer(source)]
+    strings = list(zip(quotes[::2], quotes[1::2], strict=False))
+    starts, at = [], 0
+    for match in level.finditer(source):
+        offset = match.start()
+        while at < len(strings) and strings[at][1] < offset:
+            at += 1
+        if not (at < len(strings) and strings[at][0] < offset):
+            starts.append(offset)
+    return starts
+
+
+def _statements(source: str, level: re.Pattern, indent: int, skip: int = 0) -> list[str]:
+    """The text from ``skip`` cut at ``level``'s statement starts. Decorators stay with what
+    they decorate, ``else``/``except`` with their statement, and what comes before the first
+    start (comments) with the first statement."""
+    cuts = [skip]
+    first, decorators_only = True, False
+    for offset in _starts(source, level):
+        if offset < skip:
+            continue
+        line = source[offset + indent : offset + indent + 16]
+        decorator = line.startswith("@")
+        if _CONTINUES.match(line) or (decorators_only and (decorator or _DEFINES.match(line))):
+            decorators_only = decorators_only and decorator
+            continue
+        if not first:  # the first statement takes what precedes it
+            cuts.append(offset)
+        first, decorators_only = False, decorator
+    cuts.append(len(source))
+    return [source[a:b] for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
+
+
+@lru_cache(maxsize=4)  # several locations read the same file at the same commit
+def pieces(source: str) -> tuple[Piece, ...] | None:
+    """The file's pieces in order, or None when one of them does not parse on its own (the file
+    is then read whole)."""
+    out: list[Piece] = []
+    for statement in _statements(source, _TOP, 0):
+        out += _members(statement) or [_piece(statement, "")]
+    return tuple(out) if all(_parses(p) for p in out) else None
+
+
+def _members(statement: str) -> list[Piece] | None:
+    """A top-level class cut into its header (decorators and class line) and members, or None
+    to keep the statement whole: not a class, a header over several lines, or a bad cut."""
+    header = _HEADER.match(statement)
+    if not header:
+        return None
+    body = statement[header.end() :]
+    indent = len(body) - len(body.lstrip(" "))
+    if not indent:
+        return None
+    owner = f"{header.group(1)}."
+    level = re.compile(rf"^ {{{indent}}}(?=[^\s#)\]}}])", re.M)
+    members = [_piece(f"{header.group()}{' ' * indent}pass\n", "", header=True)]
+    members += [
+        _piece(f"{WRAPPER}{m}", owner)
+        for m in _statements(f"{WRAPPER}{body}", level, indent, len(WRAPPER))
+    ]
+    return members if all(_parses(m) for m in members) else None
+
+
+def _piece(text: str, owner: str, header: bool = False) -> Piece:
+    digest = hashlib.sha1(f"{header}|{owner}|{text}".encode()).digest()
+    return Piece(text, owner, header, digest)
+
+
+_PARSES: dict[bytes, bool] = {}  # every piece met in the walk: whether it parses on its own
+_TREES: OrderedDict[bytes, ast.Module] = OrderedDict()  # the last pieces parsed
+_READ: dict[tuple, list] = {}  # what an extractor read from a piece
+
+
+def _parses(piece: Piece) -> bool:
+    if piece.key not in _PARSES:
+        try:
+            _tree(piece)
+            _PARSES[piece.key] = True
+        except (SyntaxError, ValueError):
+            _PARSES[piece.key] = False
+    return _PARSES[piece.key]
+
+
+def _tree(piece: Piece) -> ast.Module:
+    tree = _TREES.get(piece.key)
+    if tree is None:
+        tree = _TREES[piece.key] = ast.parse(piece.text)
+        if len(_TREES) > 32:
+            _TREES.popitem(last=False)
+    return tree
+
+
+def read_pieces(
+    source: str, word: str, reader: tuple, read: Callable[[Piece, ast.Module], list]
+) -> list[list] | None:
+    """What ``read(piece, tree)`` finds in each piece of ``source`` holding ``word``, piece by
+    piece in the file's order; None when the file must be read whole. ``reader`` names ``read``
+    and its arguments: what it finds in a piece is kept under it."""
+    found = pieces(source)
+    if found is None:
+        return None
+    out: list[list] = []
+    try:
+        for piece in found:
+            if word not in piece.text:
+                continue
+            key = (piece.key, reader)
+            if key not in _READ:
+                _READ[key] = read(piece, _tree(piece))
+            out.append(_READ[key])
+    except WholeFile:
+        return None
+    return out
