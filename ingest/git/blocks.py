@@ -141,18 +141,18 @@ def _tree(piece: Piece) -> ast.Module:
 
 
 def read_pieces(
-    source: str, word: str, reader: tuple, read: Callable[[Piece, ast.Module], list]
+    source: str, words: tuple[str, ...], reader: tuple, read: Callable[[Piece, ast.Module], list]
 ) -> list[list] | None:
-    """What ``read(piece, tree)`` finds in each piece of ``source`` holding ``word``, piece by
-    piece in the file's order; None when the file must be read whole. ``reader`` names ``read``
-    and its arguments: what it finds in a piece is kept under it."""
+    """What ``read(piece, tree)`` finds in each piece of ``source`` holding one of ``words``,
+    piece by piece in the file's order; None when the file must be read whole. ``reader`` names
+    ``read`` and its arguments: what it finds in a piece is kept under it."""
     found = pieces(source)
     if found is None:
         return None
     out: list[list] = []
     try:
         for piece in found:
-            if word not in piece.text:
+            if not any(word in piece.text for word in words):
                 continue
             key = (piece.key, reader)
             if key not in _READ:

@@ -450,7 +450,7 @@ def declared_defaults(text: str, path: str, syntax: str) -> dict[tuple[str, str]
         found = yaml_definitions(text, path)
         return {(d.kind, d.key): _kept_default(d.default) for d in found if d.type != "mapping"}
     parts = blocks.read_pieces(
-        text, "", ("declared",), lambda piece, tree: _own_defaults(tree, piece.text, piece.owner)
+        text, ("",), ("declared",), lambda piece, tree: _own_defaults(tree, piece.text, piece.owner)
     )
     if parts is not None:
         declared = dict(pair for part in parts for pair in part)

@@ -262,9 +262,22 @@ def registered_names(deco: ast.Call, enums: dict[tuple[str, str], str]) -> list[
 def enum(source: str, selector: str, field: str) -> list[Observation]:
     if selector not in source:
         return []
-    tree = _parse_python(source)
-    members = [_text(v) for (cls, _), v in _enum_values(tree).items() if cls == selector]
-    return _choices(members, field, None)
+
+    def piece_members(piece: blocks.Piece, tree: ast.Module) -> list:
+        found = _enum_values(tree)
+        if piece.owner != f"{selector}.":
+            return [(key, value) for key, value in found.items() if key[0] == selector]
+        if any(cls == selector for cls, _ in found):  # the same name inside a member
+            raise blocks.WholeFile
+        wrapper = tree.body[0].name  # a member: its class is the wrapper it was parsed in
+        return [((selector, name), v) for (cls, name), v in found.items() if cls == wrapper]
+
+    parts = blocks.read_pieces(source, ("",), ("enum", selector), piece_members)
+    if parts is None:
+        parts = [list(_enum_values(_parse_python(source)).items())]
+    # as one walk of the file makes it: a member met again keeps its place, with its last value
+    members = dict(pair for part in parts for pair in part if pair[0][0] == selector)
+    return _choices([_text(v) for v in members.values()], field, None)
 
 
 def _one_test(test: ast.AST) -> bool:
@@ -331,7 +344,7 @@ def compare(source: str, selector: str, field: str) -> list[Observation]:
             raise blocks.WholeFile
         return _compared(piece.text, tree, selector)
 
-    parts = blocks.read_pieces(source, word, ("compare", selector), piece_compared)
+    parts = blocks.read_pieces(source, (word,), ("compare", selector), piece_compared)
     if parts is None:
         parts = [_compared(source, _parse_python(source), selector)]
     return _choices([value for part in parts for value in part], field, None)
@@ -414,7 +427,7 @@ def declared_field(source: str, selector: str, field: str) -> list[Observation]:
             raise blocks.WholeFile
         return _class_fields(tree.body[:1], wanted, field)  # the wrapper a member sits in
 
-    parts = blocks.read_pieces(source, "", ("field", selector, field), piece_fields)
+    parts = blocks.read_pieces(source, ("",), ("field", selector, field), piece_fields)
     if parts is None:
         tree = _parse_python(source)
         parts = [_class_fields([c for c in _classes(tree) if c.name == class_name], wanted, field)]
@@ -499,12 +512,20 @@ def _argparse(source: str, flag: str, field: str) -> list[Observation]:
 @lru_cache(maxsize=4)  # a parser module is read for dozens of flags at each version
 def _arguments(source: str) -> dict[str, list[Argument]]:
     """Every argument the module declares, by flag, in the order of a depth-first walk."""
+    parts = blocks.read_pieces(
+        source, ARGUMENT_CALLS, ("arguments",), lambda p, tree: _declared_arguments(tree, p.text)
+    )
+    if parts is None:
+        parts = [_declared_arguments(_parse_python(source), source)]
     found: dict[str, list[Argument]] = {}
-    for node in _near(_parse_python(source), source, *ARGUMENT_CALLS):
-        arg = argument(node)
-        for flag in arg.flags if arg else ():
+    for arg in (arg for part in parts for arg in part):
+        for flag in arg.flags:
             found.setdefault(flag, []).append(arg)
     return found
+
+
+def _declared_arguments(tree: ast.Module, source: str) -> list[Argument]:
+    return [a for node in _near(tree, source, *ARGUMENT_CALLS) if (a := argument(node))]
 
 
 def _leaves(node: Any, prefix: str) -> dict[str, Any]:
@@ -576,15 +597,25 @@ def _constant_strings(value: ast.AST | None, part: str) -> list[str]:
 
 
 def functions(source: str, selector: str, field: str) -> list[Observation]:
-    tree = _parse_python(source)
-    names = [
+    parts = blocks.read_pieces(
+        source,
+        ("def ",),  # what every function holds
+        ("functions", selector),
+        lambda piece, tree: [] if piece.owner else _functions(tree, selector),
+    )
+    if parts is None:
+        parts = [_functions(_parse_python(source), selector)]
+    return _choices([name for part in parts for name in part], field, None)
+
+
+def _functions(tree: ast.Module, selector: str) -> list[str]:
+    return [
         n.name
         for n in tree.body
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
         and fnmatch.fnmatchcase(n.name, selector or "*")
         and not n.name.startswith("_")
     ]
-    return _choices(names, field, None)
 
 
 def _definitions(tree: ast.AST, prefix: str = "") -> Iterator[tuple[str, ast.AST]]:
@@ -647,7 +678,7 @@ def behaviour(source: str, selector: str, field: str) -> list[Observation]:
         root = tree.body[0] if piece.owner else tree  # a member sits in the wrapper class
         return _holds(piece.text, _definitions(root, piece.owner), selector)
 
-    parts = blocks.read_pieces(source, word, ("behaviour", selector), piece_holds)
+    parts = blocks.read_pieces(source, (word,), ("behaviour", selector), piece_holds)
     if parts is None:
         parts = [_holds(source, _definitions(_parse_python(source)), selector)]
     return [Observation(field, "", None, None)] if any(parts) else []
