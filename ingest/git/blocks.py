@@ -22,7 +22,7 @@ from functools import lru_cache
 
 # a line that may start a statement: not indented, not blank, not a comment or closing bracket
 _TOP = re.compile(r"^(?=[^\s#)\]}])", re.M)
-_TRIPLE = re.compile(r'"""|\'\'\'')
+_TRIPLE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'')
 _CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")  # part of the statement above
 _DEFINES = re.compile(r"(?:async\s+def|def|class)\b")
 _HEADER = re.compile(r"(?:@[^\n]*\n)*class\s+(\w+)[^\n]*:\n")  # one line each
@@ -48,8 +48,7 @@ class WholeFile(Exception):
 def _starts(source: str, level: re.Pattern) -> list[int]:
     """Offsets of the lines that start a statement at ``level``, outside triple-quoted strings
     (paired naively: a wrong pairing makes a wrong cut, which the parse then refuses)."""
-    quotes = [m.start() for m in _TRIPLE.finditer(source)]
-    strings = list(zip(quotes[::2], quotes[1::2], strict=False))
+    strings = [m.span() for m in _TRIPLE.finditer(source)]
     starts, at = [], 0
     for match in level.finditer(source):
         offset = match.start()
@@ -135,7 +134,7 @@ def _tree(piece: Piece) -> ast.Module:
     tree = _TREES.get(piece.key)
     if tree is None:
         tree = _TREES[piece.key] = ast.parse(piece.text)
-        if len(_TREES) > 32:
+        if len(_TREES) > 128:
             _TREES.popitem(last=False)
     return tree
 

@@ -49,9 +49,9 @@ from ingest.git.extractors import (
     registered_names,
 )
 from ingest.git.history import (
-    ARXIV_ID,
     MAX_TEXT_BYTES,
     blob_sizes,
+    cited_ids,
     first_parent_commits,
     missing_objects,
     read_blobs,
@@ -811,7 +811,7 @@ class Discoverer:
                 return self.cache[blob][0]
         numbers = lines_naming(text, self.words, self.parts)
         if numbers:
-            cited = frozenset(ARXIV_ID.findall(text))
+            cited = cited_ids(text)
             held = self.candidates(text, kind, numbers)
         self.cache[blob] = (held, cited)
         self._remember(blob, lines)
