@@ -13,6 +13,7 @@ when any piece fails, the caller reads the file whole, as before, with the same 
 """
 
 import ast
+import bisect
 import hashlib
 import re
 from collections import OrderedDict
@@ -22,7 +23,6 @@ from functools import lru_cache
 
 # a line that may start a statement: not indented, not blank, not a comment or closing bracket
 _TOP = re.compile(r"^(?=[^\s#)\]}])", re.M)
-_TRIPLE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'')
 _CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")  # part of the statement above
 _DEFINES = re.compile(r"(?:async\s+def|def|class)\b")
 _HEADER = re.compile(r"(?:@[^\n]*\n)*class\s+(\w+)[^\n]*:\n")  # one line each
@@ -45,28 +45,38 @@ class WholeFile(Exception):
     """A reader needs the file whole (e.g. the body of a class cut into members)."""
 
 
-def _starts(source: str, level: re.Pattern) -> list[int]:
-    """Offsets of the lines that start a statement at ``level``, outside triple-quoted strings
-    (paired naively: a wrong pairing makes a wrong cut, which the parse then refuses)."""
-    strings = [m.span() for m in _TRIPLE.finditer(source)]
-    starts, at = [], 0
-    for match in level.finditer(source):
+def _strings(source: str) -> list[tuple[int, int]]:
+    """The spans of the file's triple-quoted strings, paired naively (quotes in a comment or a
+    short string pair wrongly; a wrong pairing makes a wrong cut, which the parse refuses)."""
+    spans: list[tuple[int, int]] = []
+    double, single = source.find('"""'), source.find("'''")
+    while double >= 0 or single >= 0:
+        start = double if single < 0 or 0 <= double < single else single
+        end = source.find(source[start : start + 3], start + 3)
+        if end < 0:
+            break
+        spans.append((start, end + 3))
+        if 0 <= double < end + 3:
+            double = source.find('"""', end + 3)
+        if 0 <= single < end + 3:
+            single = source.find("'''", end + 3)
+    return spans
+
+
+def _statements(
+    source: str, strings: list[tuple[int, int]], level: re.Pattern, indent: int, span: tuple
+) -> list[str]:
+    """The ``span`` of the file cut where a line starts a statement at ``level`` (outside the
+    triple-quoted ``strings``). Decorators stay with what they decorate, ``else``/``except``
+    with their statement, and what comes before the first start (comments) with the first."""
+    begin, end = span
+    cuts = [begin]
+    first, decorators_only, at = True, False, bisect.bisect_left(strings, (begin,))
+    for match in level.finditer(source, begin, end):
         offset = match.start()
         while at < len(strings) and strings[at][1] < offset:
             at += 1
-        if not (at < len(strings) and strings[at][0] < offset):
-            starts.append(offset)
-    return starts
-
-
-def _statements(source: str, level: re.Pattern, indent: int, skip: int = 0) -> list[str]:
-    """The text from ``skip`` cut at ``level``'s statement starts. Decorators stay with what
-    they decorate, ``else``/``except`` with their statement, and what comes before the first
-    start (comments) with the first statement."""
-    cuts = [skip]
-    first, decorators_only = True, False
-    for offset in _starts(source, level):
-        if offset < skip:
+        if at < len(strings) and strings[at][0] < offset:
             continue
         line = source[offset + indent : offset + indent + 16]
         decorator = line.startswith("@")
@@ -76,7 +86,7 @@ def _statements(source: str, level: re.Pattern, indent: int, skip: int = 0) -> l
         if not first:  # the first statement takes what precedes it
             cuts.append(offset)
         first, decorators_only = False, decorator
-    cuts.append(len(source))
+    cuts.append(end)
     return [source[a:b] for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
 
 
@@ -84,15 +94,21 @@ def _statements(source: str, level: re.Pattern, indent: int, skip: int = 0) -> l
 def pieces(source: str) -> tuple[Piece, ...] | None:
     """The file's pieces in order, or None when one of them does not parse on its own (the file
     is then read whole)."""
+    strings = _strings(source)
     out: list[Piece] = []
-    for statement in _statements(source, _TOP, 0):
-        out += _members(statement) or [_piece(statement, "")]
+    begin = 0
+    for statement in _statements(source, strings, _TOP, 0, (0, len(source))):
+        out += _members(source, strings, begin, statement) or [_piece(statement, "")]
+        begin += len(statement)
     return tuple(out) if all(_parses(p) for p in out) else None
 
 
-def _members(statement: str) -> list[Piece] | None:
-    """A top-level class cut into its header (decorators and class line) and members, or None
-    to keep the statement whole: not a class, a header over several lines, or a bad cut."""
+def _members(
+    source: str, strings: list[tuple[int, int]], begin: int, statement: str
+) -> list[Piece] | None:
+    """A top-level class (``statement``, at ``begin`` in the file) cut into its header
+    (decorators and class line) and members, or None to keep the statement whole: not a class,
+    a header over several lines, or a bad cut."""
     header = _HEADER.match(statement)
     if not header:
         return None
@@ -102,10 +118,10 @@ def _members(statement: str) -> list[Piece] | None:
         return None
     owner = f"{header.group(1)}."
     level = re.compile(rf"^ {{{indent}}}(?=[^\s#)\]}}])", re.M)
+    span = (begin + header.end(), begin + len(statement))
     members = [_piece(f"{header.group()}{' ' * indent}pass\n", "", header=True)]
     members += [
-        _piece(f"{WRAPPER}{m}", owner)
-        for m in _statements(f"{WRAPPER}{body}", level, indent, len(WRAPPER))
+        _piece(f"{WRAPPER}{m}", owner) for m in _statements(source, strings, level, indent, span)
     ]
     return members if all(_parses(m) for m in members) else None
 
