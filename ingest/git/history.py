@@ -472,7 +472,8 @@ class Miner:
         declares may have to be parsed in the walk."""
         text = None if b"\x00" in data[:8192] else data.decode("utf-8", errors="replace")
         if any(is_text_path(p) for p in paths):
-            self.ids[blob] = cited_ids(text) if text else frozenset()
+            cites = text and b"arxiv" in data.lower()  # bytes: ten times faster than text
+            self.ids[blob] = cited_ids(text) if cites else frozenset()
         for loc in {loc for p in paths for loc in self.locations_of(p)}:
             if loc.extractor != "recipe":
                 self.readings[(blob, loc.extractor, loc.selector, loc.field)] = self.extract(
