@@ -575,3 +575,25 @@ def test_blobs_stream_in_the_order_asked_and_a_missing_one_is_none(history):
         (a, b"first"),
         (b, b"second"),
     ]
+
+
+def test_a_default_written_on_the_line_after_its_field_is_dated_where_it_changes(history):
+    """AReaL's ``worker_extension_cls: str = (\\n    "a.b.C"\\n)``: the value's line names
+    neither the field nor a default, and once was read as unchanged until the next commit that
+    touched a line that did."""
+    from ingest.git.history import ConfigSource
+
+    config = 'class VllmConfig:\n    worker_extension_cls: str = (\n        "{path}"\n    )\n'
+    history.commit({"cli_args.py": config.format(path="a.thirdparty.Worker")})
+    moved = history.commit({"cli_args.py": config.format(path="a.engine.Worker")})
+    later = history.commit(
+        {"cli_args.py": config.format(path="a.engine.Worker") + "    seed: int = 1\n"}
+    )
+    repo = open_repository(history.path, "main")
+    sources = (ConfigSource("cli_args.py", "classes"),)
+    mined = Miner(repo, "AReaL", [], sources).run("refs/heads/main", State())
+    changed = {
+        c["sha"]: {(d["key"], d["default"]) for d in c["defaults"]} for c in mined.declared_defaults
+    }
+    assert changed[moved] == {("VllmConfig.worker_extension_cls", "a.engine.Worker")}
+    assert changed[later] == {("VllmConfig.seed", "1")}
