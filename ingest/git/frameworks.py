@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import os
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import astuple, dataclass
@@ -34,6 +35,7 @@ from ingest.git.history import (
     open_repository,
 )
 from ingest.git.history import resolve_branch as branch_ref
+from ingest.landing import validation
 from ingest.landing.raw import (
     Record,
     ensure_all_raw_tables,
@@ -359,18 +361,21 @@ def ingest_all(
     for name in [name for name, chosen in plans.items() if chosen.current]:
         yield name, _landed(con, plans[name], Mined())
         del plans[name]
-    if jobs <= 1 or len(plans) <= 1:
-        for name, chosen in plans.items():
-            yield name, _landed(con, chosen, _walk(chosen)[1])
+    if not plans:
         return
-    workers, context = min(jobs, len(plans)), get_context("fork")
+    # walks run in worker processes even one at a time: meanwhile this process gets Great
+    # Expectations ready for the landing (a few seconds of imports), in a thread started after
+    # the fork like the relay's
+    workers, context = max(1, min(jobs, len(plans))), get_context("fork")
     read_fd, write_fd = os.pipe()  # the workers' progress reports
-    # the relay thread starts after the workers are forked: a fork copies no thread of ours
     with (
         context.Pool(workers, initializer=_start_worker, initargs=(write_fd,)) as pool,
         progress.relayed(read_fd, write_fd),
     ):
+        ready = threading.Thread(target=validation.prepare, daemon=True)
+        ready.start()
         for name, walked in pool.imap_unordered(_walk, plans.values()):
+            ready.join()
             yield name, _landed(con, plans[name], walked)
         # workers told to finish end on their own; terminating them (what leaving the block
         # does) kills one that may hold the pool's task-queue lock, and a sibling waiting for

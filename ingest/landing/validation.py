@@ -87,6 +87,12 @@ def _batch_definition():
     return asset.add_batch_definition_whole_dataframe("whole_batch")
 
 
+def prepare() -> None:
+    """Import Great Expectations and make its context now (seconds of imports), e.g. in a thread
+    while histories are walked elsewhere, so that the first landing does not wait for it."""
+    _batch_definition()
+
+
 def _columns(name: str) -> list[str]:
     """Payload fields the suite refers to (so absent fields become nulls, not a missing column)."""
     cols = []
