@@ -60,6 +60,24 @@ def start(*args: str, warehouse: Path) -> subprocess.Popen:
     )
 
 
+DBT = "tracker.dbt_ahead"  # the tracker's dbt process
+
+
+def holds(pid: int, folder: Path) -> bool:
+    """Whether the process has a file below ``folder`` open."""
+    try:
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(fd).startswith(str(folder)):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def descendants(pid: int) -> dict[int, str]:
     """Every live process below ``pid``, with its command line."""
     children: dict[int, list[int]] = {}
@@ -215,8 +233,11 @@ def test_kill_9_of_a_build_stops_dbt_and_readers_keep_working_through_it_and_the
         for reader in readers.values():
             assert reader.stdout.readline().split()[0] == "ok"
         killed = start("build", "--release", release, warehouse=warehouse)
-        below = kill_when(killed, lambda b: any("dbt.cli.main" in c for c in b.values()))
-        dbt = [p for p, c in below.items() if "dbt.cli.main" in c]
+        # dbt starts ahead, parsing while the snapshot lands: kill once it holds the warehouse
+        below = kill_when(
+            killed, lambda b: any(DBT in c and holds(p, tmp_path) for p, c in b.items())
+        )
+        dbt = [p for p, c in below.items() if DBT in c]
         assert dbt and wait_for(lambda: not [p for p in dbt if alive(p)], 10)
         assert warehouse.read_bytes() == older  # nothing was published
         env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse)}

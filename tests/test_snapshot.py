@@ -4,6 +4,7 @@ import gzip
 import hashlib
 import json
 import os
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -173,6 +174,21 @@ def test_the_main_job_on_a_snapshot_missing_a_table_stops_and_names_it(tmp_path)
     assert result.returncode == 2
     assert "has no raw.git__commits" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "wh.duckdb").exists() and not (tmp_path / "release").exists()
+    # dbt, started to parse while the snapshot landed, ended with the build that never ran it
+    assert not [c for c in children_of(os.getpid()) if "tracker.dbt_ahead" in c]
+
+
+def children_of(pid: int) -> list[str]:
+    """The command lines of the live processes ``pid`` started."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state, parent = stat.read_text().rsplit(")", 1)[1].split()[:2]
+            if int(parent) == pid and state != "Z":
+                found.append((stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:
+            continue
+    return found
 
 
 HOSTILE_ENTRIES = {

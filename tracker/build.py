@@ -7,17 +7,16 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import duckdb
 
 from ingest import processes, settings
 from ingest.errors import TrackerError
+from ingest.landing import validation
 from ingest.project import PROJECT_ROOT, check_seed_text
 from tracker import fingerprint, outputs, release, report, site, snapshot, warehouse
 from tracker.label import REVIEWS, left_to_review
@@ -56,17 +55,21 @@ def run_dbt(
     warehouse: Path | None = None,
     verbose: bool = False,
     project: Path = PROJECT_ROOT,
+    ahead: subprocess.Popen | None = None,
 ) -> Counter:
     """Run dbt in ``project`` on a warehouse file (default: the tracker's) and return how many
     nodes ended in each (resource type, status). Its output goes to ``log_file()`` and, with
-    ``verbose``, to the terminal as well; dbt dies with the tracker, however the tracker ends."""
+    ``verbose``, to the terminal as well; dbt dies with the tracker, however the tracker ends.
+    ``ahead`` is the same run started earlier (``start_dbt``), its project parsed meanwhile."""
     target, log_path = target_path(), log_file()
     log_path.parent.mkdir(parents=True, exist_ok=True)
     (target / "run_results.json").unlink(missing_ok=True)  # never read a previous run's
     output: list[str] = []
+    proc = ahead or start_dbt(*args, warehouse=warehouse or warehouse_path(), project=project)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("go\n")
+    proc.stdin.close()
     with log_path.open("w", encoding="utf-8") as out:
-        proc = _start_dbt(args, warehouse or warehouse_path(), subprocess.PIPE, project)
-        assert proc.stdout is not None
         for line in proc.stdout:
             out.write(line)
             output.append(line.rstrip())
@@ -85,24 +88,33 @@ def run_dbt(
     return results
 
 
-def _start_dbt(
-    args: tuple[str, ...], warehouse: Path, stdout: Any, project: Path = PROJECT_ROOT
-) -> subprocess.Popen:
-    """dbt on ``warehouse`` with the tracker's own target folder, its output merged into
-    ``stdout`` (a file of the tracker's or a pipe to one); dbt dies with the tracker, however the
-    tracker ends. dbt's own debug log is not written: it costs half a second a build and says
-    nothing the output and ``target/tracker/`` (compiled SQL, run results) do not."""
+def start_dbt(*args: str, warehouse: Path, project: Path = PROJECT_ROOT) -> subprocess.Popen:
+    """dbt on ``warehouse`` with the tracker's own target folder, started now: it imports dbt
+    and parses the project, then waits for ``run_dbt`` to run ``args`` (tracker/dbt_ahead.py), or
+    for ``stop_dbt``. Its output, merged, is read by ``run_dbt``; it dies with the tracker,
+    however the tracker ends. dbt's own debug log is not written: it costs half a second a build
+    and says nothing the output and ``target/tracker/`` (compiled SQL, run results) do not."""
     env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse), "DBT_USE_COLORS": "false"}
-    options = ("--target-path", str(target_path()), "--log-level-file", "none")
+    options = ["--target-path", str(target_path()), "--log-level-file", "none"]
+    options += ["--project-dir", str(project), "--profiles-dir", str(project)]
+    python = [sys.executable, "-W", "ignore::RuntimeWarning", "-m", "tracker.dbt_ahead"]
     return subprocess.Popen(
-        dbt_command(*args, *options, project=project),
+        [*python, *options, "--", *args, *options],
         env=env,
         cwd=project,
-        stdout=stdout,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         preexec_fn=processes.die_with_parent,
     )
+
+
+def stop_dbt(proc: subprocess.Popen) -> None:
+    """End a dbt started ahead if it is still there (what came before its run failed)."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
 
 
 UNMAPPED = re.compile(r"^\s*([^|\s][^|]*?) \| (.+?) \| (.*?)\s*$")
@@ -222,29 +234,29 @@ def build(
         release.compared_release(previous) as compare_with,
         warehouse.writing("build", publish_on_error=False) as work,
     ):
-        if snapshot_dir is None:
-            log.info("1/3 building the warehouse as the ingests left it (no snapshot landed)")
-        else:
-            log.info("1/3 landing the snapshot %s", snapshot_dir)
-            with parsing(work.path, project):
+        # unit tests check the SQL's rules, not the data: CI runs them (as dbt advises), the main
+        # job runs the data tests. dbt starts now and parses while the snapshot lands.
+        args = ("build", "--full-refresh", "--exclude-resource-type", "unit_test")
+        ahead = start_dbt(*args, warehouse=work.path, project=project)
+        try:
+            if snapshot_dir is None:
+                log.info("1/3 building the warehouse as the ingests left it (no snapshot landed)")
+            else:
+                log.info("1/3 landing the snapshot %s", snapshot_dir)
+                # Great Expectations' imports while DuckDB reads the files (it frees the GIL)
+                threading.Thread(target=validation.prepare, daemon=True).start()
                 con = work.connect()
                 landed = snapshot.load(con, snapshot_dir)
                 con.close()
-            new = sum(c.landed + c.changed for c in landed.values())
-            log.info("    %d tables, %d records new or changed", len(landed), new)
-        watch.lap("landing")
-        log.info("2/3 dbt build (full output in %s)", log_file())
-        # unit tests check the SQL's rules, not the data: CI runs them (as dbt advises), the main
-        # job runs the data tests
-        results = run_dbt(
-            "build",
-            "--full-refresh",
-            "--exclude-resource-type",
-            "unit_test",
-            warehouse=work.path,
-            verbose=verbose,
-            project=project,
-        )
+                new = sum(c.landed + c.changed for c in landed.values())
+                log.info("    %d tables, %d records new or changed", len(landed), new)
+            watch.lap("landing")
+            log.info("2/3 dbt build (full output in %s)", log_file())
+            results = run_dbt(
+                *args, warehouse=work.path, verbose=verbose, project=project, ahead=ahead
+            )
+        finally:
+            stop_dbt(ahead)
         log.info("    %s", _summary(results))
         watch.lap("dbt")
         log.info("3/3 writing the release, the report and the site")
@@ -305,28 +317,6 @@ def _inputs(
         "source_date_epoch": settings.value("SOURCE_DATE_EPOCH"),
     }
     return fingerprint.of_inputs(snapshot_dir, project, options)
-
-
-@contextmanager
-def parsing(warehouse: Path, project: Path = PROJECT_ROOT) -> Iterator[None]:
-    """On the first build, dbt parses the whole project while the body runs (landing a fresh
-    snapshot takes as long as a full parse, and each uses one core), so the build that follows
-    parses only what changed. Later builds keep dbt's parse state and skip this. dbt parse does not
-    open the warehouse; its outcome is not checked here: the build parses again and reports any
-    error."""
-    if (target_path() / "partial_parse.msgpack").exists():
-        yield
-        return
-    log_file().parent.mkdir(parents=True, exist_ok=True)
-    with log_file().with_name("tracker-dbt-parse.log").open("w", encoding="utf-8") as out:
-        proc = _start_dbt(("parse",), warehouse, out, project)
-    try:
-        yield
-    except BaseException:
-        proc.kill()
-        raise
-    finally:
-        proc.wait()
 
 
 def _summary(results: Counter) -> str:

@@ -372,10 +372,8 @@ def ingest_all(
         context.Pool(workers, initializer=_start_worker, initargs=(write_fd,)) as pool,
         progress.relayed(read_fd, write_fd),
     ):
-        ready = threading.Thread(target=validation.prepare, daemon=True)
-        ready.start()
+        threading.Thread(target=validation.prepare, daemon=True).start()
         for name, walked in pool.imap_unordered(_walk, plans.values()):
-            ready.join()
             yield name, _landed(con, plans[name], walked)
         # workers told to finish end on their own; terminating them (what leaving the block
         # does) kills one that may hold the pool's task-queue lock, and a sibling waiting for

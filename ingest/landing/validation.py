@@ -9,6 +9,7 @@ every entity. A failing row is traced back to its record so it can be held for r
 
 import json
 import math
+import threading
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -72,8 +73,16 @@ def _suite(name: str):
     )
 
 
-@cache
 def _batch_definition():
+    with _READYING:  # once, though a thread may be readying it (``prepare``) meanwhile
+        return _readied()
+
+
+_READYING = threading.Lock()
+
+
+@cache
+def _readied():
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
     from great_expectations.execution_engine import pandas_execution_engine

@@ -1,0 +1,29 @@
+"""dbt started ahead of its warehouse: the tracker's own dbt process.
+
+The tracker starts this while it lands the snapshot. It imports dbt and parses the project (the
+seconds a dbt run spends before its first node), then waits for one line on stdin: ``go`` runs
+the dbt command given after ``--`` with the parsed project; anything else, or the end of stdin
+(the landing failed), ends it without running. Exit status as dbt's: 0 success, 1 a node failed,
+2 dbt could not run (a project that does not parse: its errors were printed by the parse).
+
+    python -m tracker.dbt_ahead PARSE_ARGS... -- COMMAND_ARGS...
+"""
+
+import sys
+
+
+def main(argv: list[str]) -> int:
+    from dbt.cli.main import dbtRunner
+
+    split = argv.index("--")
+    parsed = dbtRunner().invoke(["parse", *argv[:split]])
+    if sys.stdin.readline().strip() != "go":
+        return 0
+    if not parsed.success:
+        return 2
+    done = dbtRunner(manifest=parsed.result).invoke(argv[split + 1 :])
+    return 0 if done.success else 2 if done.exception else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
