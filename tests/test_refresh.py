@@ -22,10 +22,12 @@ from tests.conftest import tracker
 from tests.test_arxiv import oai_page, oai_record
 from tests.test_pool import FIELD, history
 from tests.test_pool import project as pool_project
-from tracker import refresh
+from tracker import build, refresh
 from tracker.commands.refresh import summary as refresh_summary
 
-pytestmark = [pytest.mark.build, pytest.mark.network_stand_in]  # every refresh ends in a build
+# every refresh ends in a build: the three of `refreshed` build for real, and what their builds
+# produce is asserted on; tests about what a refresh does around its build record it (`builds`)
+pytestmark = [pytest.mark.build, pytest.mark.network_stand_in]
 
 SLUG = "verl-project/verl"
 CORE = "verl/trainer/ppo/core_algos.py"
@@ -112,6 +114,27 @@ def run(stand_ins, **options) -> refresh.Refreshed:
     )
 
 
+@pytest.fixture
+def builds(monkeypatch) -> list[tuple]:
+    """The builds a refresh asks for, (snapshot, release, project) each, recorded instead of run:
+    for tests about what a refresh does around its build (which sources ran, failed or were
+    skipped, what it says to retry), as a real build takes 10-20 s and `refreshed` runs three.
+    Afterwards the warehouse holds what the ingests landed and the marts of the last real build."""
+    asked: list[tuple] = []
+
+    def record(snapshot_dir, release_dir, *, project, base_url) -> None:
+        asked.append((snapshot_dir, release_dir, project))
+
+    monkeypatch.setattr(build, "build", record)
+    return asked
+
+
+def asked_for(stand_ins) -> tuple:
+    """The build a refresh of ``run`` asks for: the warehouse as the ingests left it, released to
+    the run's release folder, from the copied project."""
+    return (None, stand_ins["tmp"] / "out" / "release", stand_ins["project"])
+
+
 def keep(stand_ins, n: int) -> Path:
     """A copy of the release and site a refresh wrote, as they were after refresh ``n``."""
     out = stand_ins["tmp"] / "out"
@@ -124,8 +147,9 @@ def keep(stand_ins, n: int) -> Path:
 @pytest.fixture(scope="module")
 def refreshed(stand_ins):
     """A first refresh, a second after a commit, a paper and a thread were added, and a third
-    with nothing new; the raw tables' (records, versions) after each, and copies of the release
-    and site each wrote."""
+    with nothing new while a reader holds the warehouse; the raw tables' (records, versions)
+    after each, copies of the release and site each wrote, and what the reader read after the
+    third."""
     first = run(stand_ins)
     keep(stand_ins, 1)
     con = duckdb.connect(str(stand_ins["tmp"] / "wh" / "tracker.duckdb"), read_only=True)
@@ -149,7 +173,13 @@ def refreshed(stand_ins):
         "where framework = 'verl' and event_type = 'added' order by committed_at"
     ).fetchall()
     con.close()
-    third = run(stand_ins)
+    # a reader holds the warehouse through the third (ad-hoc SQL, left open)
+    reader = duckdb.connect(str(stand_ins["tmp"] / "wh" / "tracker.duckdb"), read_only=True)
+    try:
+        third = run(stand_ins)
+        read_during = reader.execute("select count(*) from marts.methods").fetchall()[0][0]
+    finally:
+        reader.close()
     keep(stand_ins, 3)
     con = duckdb.connect(str(stand_ins["tmp"] / "wh" / "tracker.duckdb"), read_only=True)
     after_third = counts(con)
@@ -158,6 +188,7 @@ def refreshed(stand_ins):
         "runs": (first, second, third),
         "counts": (after_first, after_second, after_third),
         "events": events,
+        "read_during_third": read_during,
     }
 
 
@@ -240,25 +271,22 @@ def test_an_unchanged_refresh_lands_nothing(refreshed):
     assert refreshed["counts"][2] == refreshed["counts"][1]
 
 
-def test_a_reader_holding_the_warehouse_does_not_stop_a_refresh(refreshed, stand_ins):
-    warehouse = stand_ins["tmp"] / "wh" / "tracker.duckdb"
-    reader = duckdb.connect(str(warehouse), read_only=True)  # ad-hoc SQL, left open
-    try:
-        done = run(stand_ins, offline=True)
-        assert done.built and by_source(done)["frameworks: verl"].status == "ok"
-        assert reader.execute("select count(*) from marts.methods").fetchall()[0][0] > 0
-    finally:
-        reader.close()
+def test_a_reader_holding_the_warehouse_does_not_stop_a_refresh(refreshed):
+    third = refreshed["runs"][2]  # run while a read-only connection was open
+    assert third.built and [o.status for o in third.outcomes] == ["ok", "ok", "ok"]
+    assert refreshed["read_during_third"] > 0  # and the reader still reads
 
 
-def test_a_failing_source_is_reported_with_its_retry_and_the_others_refresh(refreshed, stand_ins):
+def test_a_failing_source_is_reported_with_its_retry_and_the_others_refresh(
+    refreshed, stand_ins, builds
+):
     stand_ins["fake"].trouble["issues"] = [
         Response(json.dumps({"message": "Bad credentials"}), status=401)
     ]
     stand_ins["papers"].append(paper(4))
     done = run(stand_ins)
     rows = by_source(done)
-    assert done.exit_code == 1 and done.built
+    assert done.exit_code == 1 and done.built and builds == [asked_for(stand_ins)]
     github = rows["github: verl"]
     assert github.status.startswith("failed: ") and "GitHub refused" in github.status
     assert github.retry == "tracker ingest github --framework verl"
@@ -267,7 +295,7 @@ def test_a_failing_source_is_reported_with_its_retry_and_the_others_refresh(refr
     assert SECRET not in json.dumps(done.rows())
 
 
-def test_offline_and_without_a_token_say_what_was_skipped(refreshed, stand_ins):
+def test_offline_and_without_a_token_say_what_was_skipped(refreshed, stand_ins, builds):
     mp, tmp = stand_ins["mp"], stand_ins["tmp"]
     mp.delenv("GITHUB_TOKEN")
     (tmp / "verl").rename(tmp / "verl-moved")  # the repository path is gone
@@ -284,7 +312,7 @@ def test_offline_and_without_a_token_say_what_was_skipped(refreshed, stand_ins):
         # offline is said before a missing token
         assert rows["github: verl"].status == "skipped: --offline was given"
         # nothing refreshed and nothing was only skipped: no build
-        assert done.exit_code == 1 and not done.built
+        assert done.exit_code == 1 and not done.built and builds == []
         summary = refresh_summary(done)
         assert max(len(line) for line in summary) <= 100, summary
         assert summary[1:4] == [
@@ -310,10 +338,12 @@ def test_offline_and_without_a_token_say_what_was_skipped(refreshed, stand_ins):
     assert rows["arxiv"].status.startswith("skipped: no network (cannot connect to 127.0.0.1:9")
     assert rows["arxiv"].retry == "tracker ingest arxiv"
     assert rows["github: verl"].status == "ok" and rows["github: verl"].landed == 4
-    assert done.exit_code == 0 and done.built
+    assert done.exit_code == 0 and done.built and builds == [asked_for(stand_ins)]
 
 
-def test_an_interrupted_refresh_keeps_what_landed_and_the_next_finishes_it(refreshed, stand_ins):
+def test_an_interrupted_refresh_keeps_what_landed_and_the_next_finishes_it(
+    refreshed, stand_ins, builds
+):
     mp, wh = stand_ins["mp"], stand_ins["tmp"] / "wh" / "tracker.duckdb"
     mp.setenv("ARXIV_OAI_URL", stand_ins["oai"])
     stand_ins["papers"].append(paper(5))
@@ -330,9 +360,10 @@ def test_an_interrupted_refresh_keeps_what_landed_and_the_next_finishes_it(refre
     kept = counts(con)
     con.close()
     assert kept["arxiv__papers"] == (5, 5) and kept["github__threads"] == (3, 3)
+    assert builds == []  # interrupted before its build
     done = run(stand_ins)
     rows = by_source(done)
-    assert done.exit_code == 0
+    assert done.exit_code == 0 and builds == [asked_for(stand_ins)]
     assert rows["arxiv"].landed == 0 and rows["github: verl"].landed == 4
     con = duckdb.connect(str(wh), read_only=True)
     finished = counts(con)
@@ -341,7 +372,7 @@ def test_an_interrupted_refresh_keeps_what_landed_and_the_next_finishes_it(refre
 
 
 def test_a_clone_without_the_last_landed_commit_is_walked_from_its_root_and_all_refresh(
-    refreshed, stand_ins
+    refreshed, stand_ins, builds
 ):
     """verl's main was force-pushed (its last commit amended) and the refresh reads a fresh
     clone of it, which lacks the landed head (git fails with 128 where it tells 1 for a commit
@@ -365,6 +396,7 @@ def test_a_clone_without_the_last_landed_commit_is_walked_from_its_root_and_all_
     )
     rows = by_source(done)
     assert done.exit_code == 0 and done.built, done.rows()
+    assert builds == [asked_for(stand_ins)]
     verl = rows["frameworks: verl"]
     assert verl.status == "ok" and verl.fetched == "6 commits walked"
     assert verl.remark == (
@@ -426,7 +458,11 @@ def test_a_refresh_finds_a_new_location_in_the_new_commits_and_queues_its_option
         if r["origin"] == "discovered"
     ]
     assert discovered == [("verl/trainer/ppo/extra.py", "registry", "register_adv_fn")]
-    third = again()  # found once: nothing new the next time
+    # found once: nothing new the next time (its build is recorded: this is about the walk)
+    asked = []
+    monkeypatch.setattr(build, "build", lambda *args, **kwargs: asked.append(args))
+    third = again()
+    assert third.built and asked == [(None, release)]
     assert "new locations found" not in by_source(third)["frameworks: verl"].remark
     assert [
         (r["path_pattern"], r["extractor"], r["selector"])
