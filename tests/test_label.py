@@ -457,7 +457,8 @@ def test_agreement_matches_a_hand_computed_kappa(tmp_path):
 def record(built, tmp_path):  # noqa: F811
     """A copy of the SYNTHETIC record of tests/test_public_record.py (warehouse and project) to
     label by script and rebuild: returns the `tracker label` and `dbt build` runners and the
-    warehouse."""
+    warehouse. A test rebuilds what its labels and landings change (the seeds and sources it
+    wrote, and everything downstream), as the rest of the record is built already."""
     con, _ = built
     [(source,)] = con.execute(
         "select path from duckdb_databases() where database_name = current_database()"
@@ -492,7 +493,7 @@ def test_reviewed_rows_change_the_marts(record):
     # 1, 2, 3: s(kip); 4: not a proposal
     tracker_label("proposals", answers="s\ns\ns\nn\n")
     tracker_label("concerns", answers="3\n\n")  # the first thread: results
-    dbt_build()
+    dbt_build("-s", "failure_reviews+", "proposal_reviews+", "reviewer_concerns+")  # what changed
     after = duckdb.connect(str(warehouse), read_only=True)
     try:
         assert after.execute(
@@ -531,7 +532,7 @@ def test_coded_features_load_and_count_in_inclusion_features(record):
         ]
         land_batch(con, run, "arxiv", "papers", pool)
     tracker_label("papers", answers="\n\n\n\n")  # the suggestion: general_method, family other
-    dbt_build()
+    dbt_build("-s", "source:arxiv.papers+", "paper_labels+")  # what changed
     with duckdb.connect(str(warehouse), read_only=True) as con:
         queued = con.execute(
             "select arxiv_id from marts.review where review = 'features' and waiting order by 1"
