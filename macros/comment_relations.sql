@@ -12,26 +12,33 @@
         {% endfor %}
         {% set existing = [] %}
         {% if built %}
-            {% for row in run_query(
+            {% set columns = run_query(
                 "select schema_name, table_name, column_name from duckdb_columns()"
                 ~ " where database_name = current_database()"
-            ).rows %}
+            ) %}
+            {% for row in columns.rows %}
                 {% do existing.append((row[0] ~ '.' ~ row[1] ~ '.' ~ row[2]) | lower) %}
             {% endfor %}
         {% endif %}
-        begin;
+        {% set statements = ['begin;'] %}
         {% for node in built %}
             {% set relation = api.Relation.create(
                 database=node.database, schema=node.schema, identifier=node.alias
             ) %}
             {% set kind = 'view' if node.config.materialized == 'view' else 'table' %}
-            comment on {{ kind }} {{ relation }} is {{ duckdb_escape_comment(node.description) }};
+            {% do statements.append(
+                'comment on ' ~ kind ~ ' ' ~ relation ~ ' is '
+                ~ duckdb_escape_comment(node.description) ~ ';'
+            ) %}
             {% for column in node.columns.values()
                 if ((node.schema ~ '.' ~ node.alias ~ '.' ~ column.name) | lower) in existing %}
-                comment on column {{ relation }}.{{ adapter.quote(column.name) }}
-                    is {{ duckdb_escape_comment(column.description) }};
+                {% do statements.append(
+                    'comment on column ' ~ relation ~ '.' ~ adapter.quote(column.name) ~ ' is '
+                    ~ duckdb_escape_comment(column.description) ~ ';'
+                ) %}
             {% endfor %}
         {% endfor %}
-        commit;
+        {% do statements.append('commit;') %}
+        {{ statements | join('\n') }}
     {% endif %}
 {% endmacro %}
