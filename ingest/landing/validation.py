@@ -143,11 +143,11 @@ def validate(name: str, rows: list[dict[str, Any]]) -> list[Failure]:
             },
         }
     )
-    result = (
-        _batch_definition()
-        .get_batch(batch_parameters={"dataframe": frame})
-        .validate(_suite(name), result_format="COMPLETE")
-    )
+    batch = _batch_definition().get_batch(batch_parameters={"dataframe": frame})
+    # most batches pass: a pass/fail answer costs half of one naming the failing rows
+    if batch.validate(_suite(name), result_format="BOOLEAN_ONLY").success:
+        return []
+    result = batch.validate(_suite(name), result_format="COMPLETE")
     failures = []
     for res in result.results:
         if res.success:
