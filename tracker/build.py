@@ -7,7 +7,6 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -243,8 +242,7 @@ def build(
                 log.info("1/3 building the warehouse as the ingests left it (no snapshot landed)")
             else:
                 log.info("1/3 landing the snapshot %s", snapshot_dir)
-                # Great Expectations' imports while DuckDB reads the files (it frees the GIL)
-                threading.Thread(target=validation.prepare, daemon=True).start()
+                validation.prepare()  # its imports while dbt parses
                 con = work.connect()
                 landed = snapshot.load(con, snapshot_dir)
                 con.close()

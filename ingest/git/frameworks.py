@@ -12,7 +12,6 @@ import hashlib
 import json
 import logging
 import os
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import astuple, dataclass
@@ -35,7 +34,6 @@ from ingest.git.history import (
     open_repository,
 )
 from ingest.git.history import resolve_branch as branch_ref
-from ingest.landing import validation
 from ingest.landing.raw import (
     Record,
     ensure_all_raw_tables,
@@ -361,18 +359,17 @@ def ingest_all(
     for name in [name for name, chosen in plans.items() if chosen.current]:
         yield name, _landed(con, plans[name], Mined())
         del plans[name]
-    if not plans:
+    if jobs <= 1 or len(plans) <= 1:
+        for name, chosen in plans.items():
+            yield name, _landed(con, chosen, _walk(chosen)[1])
         return
-    # walks run in worker processes even one at a time: meanwhile this process gets Great
-    # Expectations ready for the landing (a few seconds of imports), in a thread started after
-    # the fork like the relay's
-    workers, context = max(1, min(jobs, len(plans))), get_context("fork")
+    workers, context = min(jobs, len(plans)), get_context("fork")
     read_fd, write_fd = os.pipe()  # the workers' progress reports
+    # the relay thread starts after the workers are forked: a fork copies no thread of ours
     with (
         context.Pool(workers, initializer=_start_worker, initargs=(write_fd,)) as pool,
         progress.relayed(read_fd, write_fd),
     ):
-        threading.Thread(target=validation.prepare, daemon=True).start()
         for name, walked in pool.imap_unordered(_walk, plans.values()):
             yield name, _landed(con, plans[name], walked)
         # workers told to finish end on their own; terminating them (what leaving the block

@@ -9,7 +9,6 @@ every entity. A failing row is traced back to its record so it can be held for r
 
 import json
 import math
-import threading
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -73,16 +72,8 @@ def _suite(name: str):
     )
 
 
-def _batch_definition():
-    with _READYING:  # once, though a thread may be readying it (``prepare``) meanwhile
-        return _readied()
-
-
-_READYING = threading.Lock()
-
-
 @cache
-def _readied():
+def _batch_definition():
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
     from great_expectations.execution_engine import pandas_execution_engine
@@ -97,8 +88,8 @@ def _readied():
 
 
 def prepare() -> None:
-    """Import Great Expectations and make its context now (seconds of imports), e.g. in a thread
-    while histories are walked elsewhere, so that the first landing does not wait for it."""
+    """Import Great Expectations and make its context now (seconds of imports), while other
+    processes work (walks, dbt's parse), so that the first landing does not wait for it."""
     _batch_definition()
 
 
