@@ -88,8 +88,8 @@ def _batch_definition():
 
 
 def prepare() -> None:
-    """Import Great Expectations and make its context now (seconds of imports), while other
-    processes work (walks, dbt's parse), so that the first landing does not wait for it."""
+    """Import Great Expectations and make its context now (a second or two of imports), while
+    another process works (the main job's dbt parsing the project), before the first batch."""
     _batch_definition()
 
 
