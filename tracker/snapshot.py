@@ -206,7 +206,9 @@ def _read_file(path: Path, expected: int) -> Iterator[Record]:
 
 
 def _is_empty(con: duckdb.DuckDBPyConnection, table: str) -> bool:
-    return not con.execute(f"select count(*) from raw.{table}").fetchall()[0][0]
+    """Whether ``raw.<table>`` holds no record (the name, from the manifest or the dbt sources'
+    YAML, is checked before it goes into the statement)."""
+    return not con.execute(f"select count(*) from raw.{sql.raw_table(table)}").fetchall()[0][0]
 
 
 def load(con: duckdb.DuckDBPyConnection, snapshot_dir: Path = SNAPSHOT_DIR) -> dict[str, Counts]:
