@@ -7,6 +7,7 @@ log, dispatches, and turns failures into one line and an exit code.
 
 import argparse
 import errno
+import gc
 import logging
 import os
 import sys
@@ -199,5 +200,14 @@ def _environmental(exc: BaseException) -> bool:
     return any(os.strerror(code) in str(exc) for code in ENVIRONMENT)
 
 
+def run() -> None:
+    """The `tracker` program: ``main``, then exit without the interpreter's last collection,
+    which walks every object a build left (half a second) only to free memory the exit frees
+    anyway. ``main`` alone is for callers that go on (the tests)."""
+    status = main()
+    gc.freeze()
+    sys.exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -9,6 +9,7 @@ the dbt command given after ``--`` with the parsed project; anything else, or th
     python -m tracker.dbt_ahead PARSE_ARGS... -- COMMAND_ARGS...
 """
 
+import gc
 import sys
 
 
@@ -26,4 +27,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    status = main(sys.argv[1:])
+    gc.freeze()  # the tracker reads dbt's output to its end: skip the collection at exit
+    sys.exit(status)
