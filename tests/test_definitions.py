@@ -2,7 +2,10 @@
 the facts every setting the tracker shows is verified against. Synthetic files in each
 framework's style."""
 
+import pytest
+
 from ingest.git import definitions
+from ingest.git.extractors import ExtractionError
 
 ARGPARSE = """
 import argparse
@@ -270,3 +273,50 @@ def test_statements_keep_the_names_and_values_a_check_mentions_never_its_words()
     assert {"sequence", "grpo"} <= set(warning.values)
     kept = " ".join(found["assert"].names + found["assert"].values + warning.names + warning.values)
     assert "reproduce" not in kept and "whole sequence" not in kept
+
+
+def _whole(text: str) -> dict:
+    found = definitions.yaml_definitions(text, "c.yaml")
+    return {(d.kind, d.key): d.default for d in found if d.type != "mapping"}
+
+
+YAML_CASES = {
+    "plain": "# header\n---\na: 1\nb:\n  c: x  # note\n  d: [1,\n    2]\ne: |\n  text\n\n  more\n",
+    "repeated key": "a: 1\nb: 2\na: 3\n",
+    "anchor used in its block": "a:\n  x: &x 4\n  y: *x\nb: 5\n",
+    "alias to another block": "a: &x 4\nb: *x\n",
+    "anchor repeated across blocks": "a: &x 4\nb: &x 5\n",
+    "two documents": "a: 1\n---\nb: 2\n",
+    "a document end": "a: 1\n...\nb: 2\n",
+    "tag directive": "%TAG !e! tag:example.com,2000:\n---\na: !e!t 1\nb: !e!t 2\n",
+    "flow over column 0": "a: [1,\nb]\nc: 2\n",
+    "quoted over column 0": 'a: "one\ntwo: three"\nc: 2\n',
+    "top-level sequence": "- a: 1\n- b: 2\n",
+    "not a mapping": "just text\n",
+    "empty": "# nothing\n",
+}
+
+
+@pytest.mark.parametrize("case", YAML_CASES)
+def test_a_yaml_read_block_by_block_declares_what_the_whole_document_does(case):
+    """Top-level blocks are composed on their own (a version composes only those that
+    changed); a document whose blocks depend on each other or do not cut cleanly is read
+    whole, so the defaults, and the refusal of a document that does not parse, are the same."""
+    text = YAML_CASES[case]
+    try:
+        expected = _whole(text)
+    except ExtractionError:
+        with pytest.raises(ExtractionError):
+            definitions.declared_defaults(text, "c.yaml", "yaml")
+        return
+    assert definitions.declared_defaults(text, "c.yaml", "yaml") == expected
+
+
+def test_a_new_yaml_version_composes_only_the_block_that_changed():
+    first = "a:\n  x: 1\n  y: 2\nb:\n  z: 3\nc: 4\n"
+    definitions.declared_defaults(first, "c.yaml", "yaml")
+    before = definitions._yaml_block.cache_info()
+    second = first.replace("z: 3", "z: 5")
+    assert definitions.declared_defaults(second, "c.yaml", "yaml") == _whole(second)
+    after = definitions._yaml_block.cache_info()
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 2)

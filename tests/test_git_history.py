@@ -597,3 +597,33 @@ def test_a_default_written_on_the_line_after_its_field_is_dated_where_it_changes
     }
     assert changed[moved] == {("VllmConfig.worker_extension_cls", "a.engine.Worker")}
     assert changed[later] == {("VllmConfig.seed", "1")}
+
+
+def test_the_longest_walks_are_handed_out_first(tmp_path, monkeypatch):
+    """With more histories than workers, the history with the most commits to walk starts
+    first and the shortest last, whatever order they were asked in: a long walk started when
+    the others are nearly done would leave a core idle."""
+    sizes = {"verl": 1, "slime": 3, "TRL": 6}  # asked for shortest first
+    sources = {}
+    for name, commits in sizes.items():
+        repo = History(tmp_path / name)
+        for n in range(commits):
+            repo.commit({"README.md": f"{n}\n"})
+        sources[name] = str(repo.path)
+    started = tmp_path / "started"
+    walk = frameworks.mine
+
+    def recorded(chosen):  # in the worker: appends its name as its walk starts
+        with started.open("a") as out:
+            out.write(f"{chosen.framework}\n")
+        return walk(chosen)
+
+    monkeypatch.setattr(frameworks, "mine", recorded)
+    con = duckdb.connect(str(tmp_path / "warehouse.duckdb"))
+    try:
+        outcomes = dict(frameworks.ingest_all(con, sources, jobs=2))
+    finally:
+        con.close()
+    assert {name: o.commits_walked for name, o in outcomes.items()} == sizes
+    order = started.read_text().split()
+    assert sorted(order[:2]) == ["TRL", "slime"] and order[2] == "verl"

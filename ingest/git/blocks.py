@@ -17,12 +17,13 @@ import bisect
 import hashlib
 import re
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
 # a line that may start a statement: not indented, not blank, not a comment or closing bracket
-_TOP = re.compile(r"^(?=[^\s#)\]}])", re.M)
+_TOP = re.compile(r"\n(?=[^\s#)\]}])")
+_INDENT = re.compile(r" *")
 _CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")  # part of the statement above
 _DEFINES = re.compile(r"(?:async\s+def|def|class)\b")
 _HEADER = re.compile(r"(?:@[^\n]*\n)*class\s+(\w+)[^\n]*:\n")  # one line each
@@ -71,23 +72,42 @@ def _statements(
     with their statement, and what comes before the first start (comments) with the first."""
     begin, end = span
     cuts = [begin]
-    first, decorators_only, at = True, False, bisect.bisect_left(strings, (begin,))
-    for match in level.finditer(source, begin, end):
-        offset = match.start()
-        while at < len(strings) and strings[at][1] < offset:
-            at += 1
-        if at < len(strings) and strings[at][0] < offset:
-            continue
-        line = source[offset + indent : offset + indent + 16]
-        decorator = line.startswith("@")
-        if _CONTINUES.match(line) or (decorators_only and (decorator or _DEFINES.match(line))):
-            decorators_only = decorators_only and decorator
-            continue
-        if not first:  # the first statement takes what precedes it
-            cuts.append(offset)
-        first, decorators_only = False, decorator
+    first, decorators_only = True, False
+    for stretch in _outside(strings, span):
+        for offset in _line_starts(source, level, indent, stretch):
+            line = source[offset + indent : offset + indent + 16]
+            decorator = line.startswith("@")
+            if _CONTINUES.match(line) or (decorators_only and (decorator or _DEFINES.match(line))):
+                decorators_only = decorators_only and decorator
+                continue
+            if not first:  # the first statement takes what precedes it
+                cuts.append(offset)
+            first, decorators_only = False, decorator
     cuts.append(end)
     return [source[a:b] for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
+
+
+def _outside(strings: list[tuple[int, int]], span: tuple[int, int]) -> Iterator[tuple[int, int]]:
+    """The stretches of ``span`` where a line may start a statement: outside the triple-quoted
+    ``strings``, a string's opening quotes included (a docstring starts a statement)."""
+    at, (begin, end) = bisect.bisect_left(strings, (span[0],)), span
+    for start, stop in strings[at:]:
+        if start >= end:
+            break
+        yield begin, start + 1
+        begin = stop
+    if begin < end:
+        yield begin, end
+
+
+def _line_starts(source: str, level: re.Pattern, indent: int, stretch: tuple) -> Iterator[int]:
+    """Where a line in ``stretch`` starts a statement at ``level`` (a newline, then the line):
+    the search jumps from newline to newline, instead of trying every character."""
+    start, stop = stretch
+    if start == 0 and level.match(f"\n{source[: indent + 1]}"):
+        yield 0
+    for match in level.finditer(source, max(start - 1, 0), stop):
+        yield match.start() + 1
 
 
 @lru_cache(maxsize=4)  # several locations read the same file at the same commit
@@ -112,12 +132,11 @@ def _members(
     header = _HEADER.match(statement)
     if not header:
         return None
-    body = statement[header.end() :]
-    indent = len(body) - len(body.lstrip(" "))
+    indent = _INDENT.match(statement, header.end()).end() - header.end()
     if not indent:
         return None
     owner = f"{header.group(1)}."
-    level = re.compile(rf"^ {{{indent}}}(?=[^\s#)\]}}])", re.M)
+    level = re.compile(rf"\n {{{indent}}}(?=[^\s#)\]}}])")
     span = (begin + header.end(), begin + len(statement))
     members = [_piece(f"{header.group()}{' ' * indent}pass\n", "", header=True)]
     members += [

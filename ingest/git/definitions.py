@@ -25,6 +25,7 @@ setting needs.
 """
 
 import ast
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
@@ -109,24 +110,70 @@ def yaml_definitions(source: str, path: str) -> list[Definition]:
         root = yaml.compose(source, Loader=YAML_LOADER)
     except yaml.YAMLError as exc:
         raise ExtractionError(f"YAML does not parse: {exc}".splitlines()[0]) from None
-    out: list[Definition] = []
+    return list(_yaml_keys(root, "", path))
 
-    def walk(node: yaml.Node, prefix: str) -> None:
-        if not isinstance(node, yaml.MappingNode):
-            return
-        for key_node, value in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                continue
-            key = f"{prefix}.{key_node.value}" if prefix else key_node.value
-            line = key_node.start_mark.line + 1
-            out.append(
-                Definition(key, "key", path, line, _yaml_type(value), None, _yaml_default(value))
-            )
-            walk(value, key)
 
-    if root is not None:
-        walk(root, "")
-    return out
+def _yaml_keys(node: yaml.Node | None, prefix: str, path: str) -> Iterator[Definition]:
+    if not isinstance(node, yaml.MappingNode):
+        return
+    for key_node, value in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            continue
+        key = f"{prefix}.{key_node.value}" if prefix else key_node.value
+        line = key_node.start_mark.line + 1
+        yield Definition(key, "key", path, line, _yaml_type(value), None, _yaml_default(value))
+        yield from _yaml_keys(value, key, path)
+
+
+# a line that may start a top-level key: not indented, not blank, not a comment, a sequence
+# entry or document marker ("-", "---", "..."), a directive or a closing bracket
+_YAML_TOP = re.compile(r"^(?=[^\s#\-.%\]}])", re.M)
+_YAML_MARKER = re.compile(r"^(?:---|\.\.\.)", re.M)  # a document's start or end
+_YAML_ANCHOR = re.compile(r"&([^\s\[\]{},]+)")
+
+
+def _yaml_declared(text: str) -> dict[tuple[str, str], str | None] | None:
+    """The defaults of a YAML document read top-level key by top-level key, each block composed
+    once in the walk (``_yaml_block``), so a version composes only the blocks that changed; None
+    when the document must be read whole.
+
+    The cut is made where a line starts at column 0. In a document that parses, such a line
+    starts a top-level key: a block scalar, a quoted or plain scalar and a flow collection
+    continue only on indented lines (or the flow's own brackets). A cut anywhere else ends its
+    block inside the string or brackets, and that block does not compose on its own, so the
+    document is read whole. So is one whose blocks depend on each other: an alias naming an
+    anchor in another block does not compose alone; an anchor repeated in two blocks (which
+    the whole document refuses), a directive (``%TAG`` changes how later blocks read) or a
+    second document (``---`` or ``...`` after the first key) are looked for in the text."""
+    starts = [m.start() for m in _YAML_TOP.finditer(text)]
+    directive = text.startswith("%") or "\n%" in text
+    if not starts or directive or _YAML_MARKER.search(text, starts[0]):
+        return None
+    starts[0] = 0  # what precedes the first key (comments, "---") stays with it
+    texts = [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
+    if "&" in text:  # any "&" followed by a name counts: a wrong one only costs the whole read
+        names = [set(_YAML_ANCHOR.findall(block)) for block in texts]
+        if sum(map(len, names)) != len(set().union(*names)):
+            return None
+    declared: dict[tuple[str, str], str | None] = {}
+    for block in texts:
+        found = _yaml_block(block)
+        if found is None:
+            return None
+        declared.update(found)  # as in the whole document: a repeated key's last value
+    return declared
+
+
+@lru_cache(maxsize=1 << 15)  # a config's history holds each version of each block
+def _yaml_block(block: str) -> tuple[tuple[tuple[str, str], str | None], ...] | None:
+    try:
+        root = yaml.compose(block, Loader=YAML_LOADER)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(root, yaml.MappingNode):
+        return None
+    found = _yaml_keys(root, "", "")
+    return tuple(((d.kind, d.key), _kept_default(d.default)) for d in found if d.type != "mapping")
 
 
 def _unwrap(annotation: ast.AST | None) -> ast.AST | None:
@@ -447,6 +494,9 @@ def declared_defaults(text: str, path: str, syntax: str) -> dict[tuple[str, str]
     A Python file is read piece by piece (``blocks``), so a version reads only what changed; a
     key declared in two pieces is left to the whole file, whose walk order decides which wins."""
     if syntax == "yaml":
+        declared = _yaml_declared(text)
+        if declared is not None:
+            return declared
         found = yaml_definitions(text, path)
         return {(d.kind, d.key): _kept_default(d.default) for d in found if d.type != "mapping"}
     parts = blocks.read_pieces(

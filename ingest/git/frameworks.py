@@ -186,6 +186,7 @@ class Plan:
     fingerprint: str  # of the seed rows this walk reads
     again: str = ""  # why the walk replaces the framework's landed rows ('' if it adds to them)
     current: bool = False  # nothing new on the branch and the same seed rows: nothing to walk
+    commits: int = 0  # first-parent commits to walk: how long the walk is, roughly
 
 
 def plan(
@@ -206,6 +207,8 @@ def plan(
     else:
         state, after, why = resume_state(con, repo, framework, ref, why)
         current = False
+    span = f"{after}..{ref}" if after and not current else ref
+    commits = 0 if current else int(repo.git.rev_list("--count", "--first-parent", span))
     return Plan(
         framework,
         repo.git_dir,
@@ -217,6 +220,7 @@ def plan(
         seeds,
         why,
         current,
+        commits,
     )
 
 
@@ -363,6 +367,8 @@ def ingest_all(
         for name, chosen in plans.items():
             yield name, _landed(con, chosen, _walk(chosen)[1])
         return
+    # the longest walks first, so that no long one starts when the others are nearly done
+    longest_first = sorted(plans.values(), key=lambda chosen: chosen.commits, reverse=True)
     workers, context = min(jobs, len(plans)), get_context("fork")
     read_fd, write_fd = os.pipe()  # the workers' progress reports
     # the relay thread starts after the workers are forked: a fork copies no thread of ours
@@ -370,7 +376,7 @@ def ingest_all(
         context.Pool(workers, initializer=_start_worker, initargs=(write_fd,)) as pool,
         progress.relayed(read_fd, write_fd),
     ):
-        for name, walked in pool.imap_unordered(_walk, plans.values()):
+        for name, walked in pool.imap_unordered(_walk, longest_first):
             yield name, _landed(con, plans[name], walked)
         # workers told to finish end on their own; terminating them (what leaving the block
         # does) kills one that may hold the pool's task-queue lock, and a sibling waiting for
