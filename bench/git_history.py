@@ -62,7 +62,7 @@ def pydriller_walk(name: str, path: str) -> None:
     from pydriller import Repository
 
     from ingest.git.extractors import EXTRACTORS, ExtractionError
-    from ingest.git.history import ARXIV_ID
+    from ingest.git.history import cited_ids
 
     repo = open_repository(Path(path), frameworks()[name]["main_branch"])
     os.environ["GIT_DIR"] = str(repo.git_dir)  # PyDriller's own Repo on a config-less mirror
@@ -79,7 +79,7 @@ def pydriller_walk(name: str, path: str) -> None:
                 text = change.source_code
                 if not text:
                     continue
-                ARXIV_ID.findall(text)
+                cited_ids(text)
                 digest = hashlib.sha1(text.encode()).digest()
                 for loc in locs:
                     key = (digest, loc)

@@ -150,7 +150,7 @@ def test_citations_added_and_removed_per_file(history):
     )
     history.commit({"docs/a.md": "see arXiv:2507.18071"})
     third = history.commit(
-        {"docs/b.py": "# https://arxiv.org/pdf/2503.14476"}, delete=["docs/a.md"]
+        {"docs/b.py": "# https://ArXiv.org/PDF/2503.14476"}, delete=["docs/a.md"]
     )
     facts = {(c["arxiv_id"], c["path"]): c for c in mine(history.path).citations}
     assert facts[("2402.03300", "docs/a.md")]["removed_sha"] is not None

@@ -46,15 +46,15 @@ from ingest.git import definitions, extractors
 INGESTER_VERSION = f"git_history/{__version__}"
 BULK_IMPORT_FILES = 50  # a commit adding at least this many files is a bulk import
 MAX_TEXT_BYTES = 2_000_000  # larger blobs are not read for citations or options
-ARXIV_ID = re.compile(
-    r"(?:arxiv\.org/(?:abs|pdf|html)/|arxiv:\s?)(\d{4}\.\d{4,5})(?:v\d+)?", re.IGNORECASE
-)
-_ARXIV = re.compile("arxiv", re.IGNORECASE)  # what every id the pattern reads follows
+# an arXiv id as code and docs cite it, in lower-cased text: the literal start lets the search
+# jump from one "arxiv" to the next
+ARXIV_ID = re.compile(r"arxiv(?:\.org/(?:abs|pdf|html)/|:\s?)(\d{4}\.\d{4,5})(?:v\d+)?")
 
 
 def cited_ids(text: str) -> frozenset[str]:
-    """The arXiv ids a text cites (most texts name no arXiv: found ten times faster so)."""
-    return frozenset(ARXIV_ID.findall(text)) if _ARXIV.search(text) else frozenset()
+    """The arXiv ids a text cites, whatever their case (most texts name no arXiv at all)."""
+    lowered = text.lower()
+    return frozenset(ARXIV_ID.findall(lowered)) if "arxiv" in lowered else frozenset()
 
 
 PR_NUMBER = re.compile(r"(?:\(#(\d+)\)\s*$|^Merge pull request #(\d+))")
@@ -408,6 +408,9 @@ class Miner:
         # per config file: the last blob read, its YAML lines' digest and what it declares
         self.declared: dict[str, tuple[str, str | None, dict]] = {}
         self.absent: frozenset[str] = frozenset()  # objects the store lacks
+        # the walk's files at algorithm locations, in step (and in order) with its state's
+        # files: an option set is read from these, not from the thousands of others
+        self.located: dict[str, str] = {}
         self.mined = Mined()
 
     def locations_of(self, path: str) -> tuple[Location, ...]:
@@ -431,6 +434,7 @@ class Miner:
         }
         self.sizes = self.sizes_of(blobs)
         self.prefetch(commits, state)
+        self.located = {path: b for path, b in state.files.items() if self.locations_of(path)}
         for done, commit in enumerate(commits, start=1):
             self.commit(commit, state)
             progress.update(self.framework, done, len(commits), "commits walked")
@@ -584,8 +588,11 @@ class Miner:
         for ch in commit.changes:
             if ch.old_path:
                 state.files.pop(ch.old_path, None)
+                self.located.pop(ch.old_path, None)
             if ch.new_path and ch.new_blob:  # a submodule is no file of this repository
                 state.files[ch.new_path] = ch.new_blob
+                if self.locations_of(ch.new_path):
+                    self.located[ch.new_path] = ch.new_blob
             if ch.new_blob in self.absent:
                 self.mined.missing_blobs.add(ch.new_blob)
                 self.mined.missing_paths.add(ch.new_path)
@@ -709,7 +716,7 @@ class Miner:
 
     def option_set(self, commit: Commit, state: State) -> dict:
         options, failures = [], []
-        for path, blob in state.files.items():
+        for path, blob in self.located.items():
             for loc in self.locations_of(path):
                 where = {"path": path, "extractor": loc.extractor, "tier": loc.tier}
                 if loc.extractor == "recipe":  # the option is the folder or file, whatever it holds

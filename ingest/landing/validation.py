@@ -126,7 +126,8 @@ def validate(name: str, rows: list[dict[str, Any]]) -> list[Failure]:
     frame = pd.DataFrame(
         {
             "_record_key": [r["key"] for r in rows],
-            "_payload": [r["text"] for r in rows],
+            # kept as the Python strings they are: pandas would copy every payload into Arrow
+            "_payload": pd.Series([r["text"] for r in rows], dtype=object),
             "_payload_kind": [None if r["parse_error"] else _kind(r["payload"]) for r in rows],
             **{
                 f: [r["payload"].get(f) if isinstance(r["payload"], dict) else None for r in rows]
