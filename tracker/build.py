@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -19,6 +20,7 @@ from ingest.landing import validation
 from ingest.project import PROJECT_ROOT, check_seed_text
 from tracker import fingerprint, outputs, release, report, site, snapshot, warehouse
 from tracker.label import REVIEWS, left_to_review
+from tracker.report import figures
 from tracker.warehouse import warehouse_path
 
 log = logging.getLogger(__name__)
@@ -250,6 +252,8 @@ def build(
                 log.info("    %d tables, %d records new or changed", len(landed), new)
             watch.lap("landing")
             log.info("2/3 dbt build (full output in %s)", log_file())
+            # matplotlib loads while dbt runs, on what dbt leaves of the two cores
+            threading.Thread(target=figures.pyplot, daemon=True).start()
             results = run_dbt(
                 *args, warehouse=work.path, verbose=verbose, project=project, ahead=ahead
             )

@@ -2,31 +2,46 @@
 fixed SVG hash salt and no dates in their metadata, so the same marts give byte-identical PNG and
 SVG files."""
 
+from __future__ import annotations
+
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import matplotlib
 
 from tracker.report.inputs import MARTS, frameworks
 from tracker.warehouse import require_marts
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
-matplotlib.rcParams.update(
-    {
-        "svg.hashsalt": "framework-inclusion-tracker",
-        "svg.fonttype": "none",  # text stays text: searchable, smaller
-        "font.family": "DejaVu Sans",
-        "font.size": 9,
-        "axes.spines.top": False,
-        "axes.spines.right": False,
-    }
-)
+
+@cache
+def pyplot():
+    """matplotlib's pyplot, on the Agg backend in the report's style. Imported at the first
+    figure (a third of a second), not with this module: the site and the CLI read its captions
+    and families, and a build loads it while dbt runs (tracker/build.py)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    matplotlib.rcParams.update(
+        {
+            "svg.hashsalt": "framework-inclusion-tracker",
+            "svg.fonttype": "none",  # text stays text: searchable, smaller
+            "font.family": "DejaVu Sans",
+            "font.size": 9,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+        }
+    )
+    return plt
+
 
 # one colour per framework, in the seed's order, the same in every figure
 COLOURS = ["#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb"]
@@ -57,7 +72,7 @@ def _message(ax, text: str) -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", wrap=True, fontsize=10)
 
 
-def _title(fig: plt.Figure, text: str) -> None:
+def _title(fig: Figure, text: str) -> None:
     fig.suptitle(text, x=0.01, ha="left", fontsize=11, fontweight="bold")
 
 
@@ -111,11 +126,13 @@ def _bars(ax, quarters: list[Quarter], values: list[int], colour: str, **style) 
            edgecolor=colour, hatch=["///" if p else "" for p in partial], **style)  # fmt: skip
 
 
-def figure_cohorts(con) -> plt.Figure:
+def figure_cohorts(con) -> Figure:
     """Quarterly cohorts of general methods against those included within 180 days; first
     landings of catalog methods by landing quarter. Incomplete quarters are hatched, and what
     falls outside the pool's quarters is counted, not drawn."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.4))
+    from matplotlib.ticker import MaxNLocator
+
+    fig, (left, right) = pyplot().subplots(1, 2, figsize=(10, 4.4))
     _title(fig, "Cohorts of general methods and first landings, by quarter")
     quarters, incomplete = _quarters(con)
     labels = [q.label for q in quarters]
@@ -172,7 +189,7 @@ def figure_cohorts(con) -> plt.Figure:
     return fig
 
 
-def figure_lags(con) -> plt.Figure:
+def figure_lags(con) -> Figure:
     """Days from first public version to first main-branch landing, per method and framework of
     the study, for methods first public in the window; upper-bound landing dates are hollow."""
     names = frameworks(con, study_only=True)
@@ -184,7 +201,7 @@ def figure_lags(con) -> plt.Figure:
         "order by m.first_public_date, m.method_id, f.framework"
     ).fetchall()
     methods = list(dict.fromkeys(r[0] for r in rows))
-    fig, ax = plt.subplots(figsize=(8, max(3.0, 0.22 * len(methods) + 1.4)))
+    fig, ax = pyplot().subplots(figsize=(8, max(3.0, 0.22 * len(methods) + 1.4)))
     _title(fig, "Days from first public version to first landing, per method and framework")
     if not rows:
         _message(ax, "No method first public in the window has a verified date and a landing.")
@@ -224,7 +241,7 @@ def _included_bars(ax, labels: list[str], included: list[int], total: list[int],
     ax.legend(frameon=False)
 
 
-def figure_families(con) -> plt.Figure:
+def figure_families(con) -> Figure:
     """General methods of the pool per family of change, included through an option of one of
     the study's frameworks or not (marts.family_inclusion), with the study's two groups of
     families."""
@@ -232,7 +249,7 @@ def figure_families(con) -> plt.Figure:
         "select family, level, general_methods, included_as_option from marts.family_inclusion "
         "order by level = 'group', general_methods desc, family"
     ).fetchall()
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig, ax = pyplot().subplots(figsize=(7, 4.2))
     _title(fig, "General methods per family of change, included or not")
     if not any(r[2] for r in rows):
         _message(ax, "No general method of the pool has a reviewed family yet.")
@@ -244,14 +261,14 @@ def figure_families(con) -> plt.Figure:
     return fig
 
 
-def figure_catalog_families(con) -> plt.Figure:
+def figure_catalog_families(con) -> Figure:
     """Catalog methods per family: included by at least one of the study's frameworks, or by
     none."""
     rows = con.execute(
         "select family, count(*) filter (where frameworks_count > 0), count(*) "
         "from marts.methods group by family order by 2 desc, family"
     ).fetchall()
-    fig, ax = plt.subplots(figsize=(7, 3.8))
+    fig, ax = pyplot().subplots(figsize=(7, 3.8))
     _title(fig, "Catalog methods per family, included somewhere or nowhere")
     if not rows:
         _message(ax, "The method catalog is empty.")
@@ -262,7 +279,7 @@ def figure_catalog_families(con) -> plt.Figure:
     return fig
 
 
-def figure_coded_properties(con) -> plt.Figure:
+def figure_coded_properties(con) -> Figure:
     """Included general methods against others from the same quarters on features coded from
     their full texts (marts.inclusion_features, every coded paper). A bar is the share of the
     papers that state the field, labelled n/N; the robustness variants are in the release."""
@@ -270,7 +287,7 @@ def figure_coded_properties(con) -> plt.Figure:
         "select field, included_n, included_total, included_share, others_n, others_total, "
         "others_share from marts.inclusion_features where variant = 'all' order by field"
     ).fetchall()
-    fig, ax = plt.subplots(figsize=(7, 3.6))
+    fig, ax = pyplot().subplots(figsize=(7, 3.6))
     _title(fig, "Included and not-included papers on coded properties")
     if not any(r[2] or r[5] for r in rows):
         [(labelled,)] = con.execute(
@@ -298,7 +315,7 @@ def figure_coded_properties(con) -> plt.Figure:
     return fig
 
 
-FIGURES: dict[str, Callable[[duckdb.DuckDBPyConnection], plt.Figure]] = {
+FIGURES: dict[str, Callable[[duckdb.DuckDBPyConnection], Figure]] = {
     "cohorts": figure_cohorts,
     "lags": figure_lags,
     "families": figure_families,
@@ -307,12 +324,12 @@ FIGURES: dict[str, Callable[[duckdb.DuckDBPyConnection], plt.Figure]] = {
 }
 
 
-def save(fig: plt.Figure, base: Path) -> list[Path]:
+def save(fig: Figure, base: Path) -> list[Path]:
     """PNG and SVG of a figure, free of dates and versions so equal marts give equal bytes."""
     png, svg = base.with_suffix(".png"), base.with_suffix(".svg")
     fig.savefig(png, dpi=150, metadata={"Software": None})
     fig.savefig(svg, metadata={"Date": None, "Creator": None})
-    plt.close(fig)
+    pyplot().close(fig)
     return [png, svg]
 
 
