@@ -96,7 +96,7 @@ def start_dbt(*args: str, warehouse: Path, project: Path = PROJECT_ROOT) -> subp
     however the tracker ends. dbt's own debug log is not written: it costs half a second a build
     and says nothing the output and ``target/tracker/`` (compiled SQL, run results) do not."""
     env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse), "DBT_USE_COLORS": "false"}
-    options = ["--target-path", str(target_path()), "--log-level-file", "none"]
+    options = ["--target-path", str(target_path()), "--log-level-file", "none", "--no-write-json"]
     options += ["--project-dir", str(project), "--profiles-dir", str(project)]
     python = [sys.executable, "-W", "ignore::RuntimeWarning", "-m", "tracker.dbt_ahead"]
     return subprocess.Popen(
