@@ -34,12 +34,14 @@ def dbt_state(tmp_path_factory) -> Iterator[None]:
     """dbt's target and log folders, one pair per session (per worker with pytest-xdist): two
     dbt runs at once must never share run_results.json or a partial parse, and tests must not
     write into the clone's target/ and logs/. Releases are stamped with one fixed time, so two
-    builds from one snapshot give the same bytes."""
+    builds from one snapshot give the same bytes. No dbt writes its debug log (no test reads
+    it; the tracker's own dbt never does)."""
     base = tmp_path_factory.mktemp("dbt")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SOURCE_DATE_EPOCH", "1796464800")
         mp.setenv("DBT_TARGET_PATH", str(base / "target"))
         mp.setenv("DBT_LOG_PATH", str(base / "logs"))
+        mp.setenv("DBT_LOG_LEVEL_FILE", "none")  # dbt's debug log: a tenth of a hand-run build
         yield
 
 

@@ -465,7 +465,11 @@ def record(built, tmp_path):  # noqa: F811
     ).fetchall()
     warehouse = Path(shutil.copy(source, tmp_path / "record.duckdb"))
     project = Path(shutil.copytree(Path(source).parent / "project", tmp_path / "project"))
-    env = {"TRACKER_WAREHOUSE": str(warehouse), "PATH": "/usr/bin:/bin"}
+    env = {
+        "TRACKER_WAREHOUSE": str(warehouse),
+        "PATH": "/usr/bin:/bin",
+        "DBT_LOG_LEVEL_FILE": "none",
+    }
 
     def tracker_label(*args: str, answers: str) -> None:
         done = tracker("label", *args, env=env, input=answers)

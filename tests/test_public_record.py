@@ -198,7 +198,11 @@ def make_record(tmp: Path) -> None:
         dbt_command("build", project=copy),
         capture_output=True,
         text=True,
-        env={"TRACKER_WAREHOUSE": str(warehouse), "PATH": "/usr/bin:/bin"},
+        env={
+            "TRACKER_WAREHOUSE": str(warehouse),
+            "PATH": "/usr/bin:/bin",
+            "DBT_LOG_LEVEL_FILE": "none",
+        },
     )
     assert done.returncode == 0, done.stdout[-3000:]
 
