@@ -7,7 +7,6 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -18,9 +17,8 @@ from ingest import processes, settings
 from ingest.errors import TrackerError
 from ingest.landing import validation
 from ingest.project import PROJECT_ROOT, check_seed_text
-from tracker import fingerprint, outputs, release, report, site, snapshot, warehouse
+from tracker import fingerprint, outputs, release, site, snapshot, warehouse
 from tracker.label import REVIEWS, left_to_review
-from tracker.report import figures
 from tracker.warehouse import warehouse_path
 
 log = logging.getLogger(__name__)
@@ -92,7 +90,7 @@ def run_dbt(
 def start_dbt(*args: str, warehouse: Path, project: Path = PROJECT_ROOT) -> subprocess.Popen:
     """dbt on ``warehouse`` with the tracker's own target folder, started now: it imports dbt
     and parses the project, then waits for ``run_dbt`` to run ``args`` (tracker/dbt_ahead.py), or
-    for ``stop_dbt``. Its output, merged, is read by ``run_dbt``; it dies with the tracker,
+    for ``stop_ahead``. Its output, merged, is read by ``run_dbt``; it dies with the tracker,
     however the tracker ends. dbt's own debug log is not written: it costs half a second a build
     and says nothing the output and ``target/tracker/`` (compiled SQL, run results) do not."""
     env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse), "DBT_USE_COLORS": "false"}
@@ -111,11 +109,44 @@ def start_dbt(*args: str, warehouse: Path, project: Path = PROJECT_ROOT) -> subp
     )
 
 
-def stop_dbt(proc: subprocess.Popen) -> None:
-    """End a dbt started ahead if it is still there (what came before its run failed)."""
+def stop_ahead(proc: subprocess.Popen) -> None:
+    """End a child the build started ahead (dbt, the report) if it is still there: what came
+    before its turn failed."""
     if proc.poll() is None:
         proc.kill()
         proc.wait()
+
+
+def start_report() -> subprocess.Popen:
+    """The report's own process (tracker/report_ahead.py), started now: it loads while dbt runs,
+    then draws the report, handed its warehouse and folder by ``draw_report``, while the build
+    writes the release and the site. It dies with the tracker, however the tracker ends."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "tracker.report_ahead"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=processes.die_with_parent,
+    )
+
+
+def draw_report(proc: subprocess.Popen, warehouse: Path, out: Path) -> None:
+    """Have the report process draw the report of ``warehouse`` (built) into the empty ``out``."""
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps([str(warehouse), str(out)]) + "\n")
+    proc.stdin.close()
+
+
+def report_files(proc: subprocess.Popen) -> list[str]:
+    """The files the report process wrote, once it has written them all (it says little on
+    stderr: a reason or a traceback, read once its output ends)."""
+    assert proc.stdout is not None and proc.stderr is not None
+    written, said = proc.stdout.read(), proc.stderr.read()
+    if proc.wait() != 0:
+        lines = said.strip().splitlines() or [f"it exited with status {proc.returncode}"]
+        raise TrackerError(f"the report could not be written: {lines[-1]}")
+    return written.splitlines()
 
 
 UNMAPPED = re.compile(r"^\s*([^|\s][^|]*?) \| (.+?) \| (.*?)\s*$")
@@ -238,7 +269,7 @@ def build(
         # unit tests check the SQL's rules, not the data: CI runs them (as dbt advises), the main
         # job runs the data tests. dbt starts now and parses while the snapshot lands.
         args = ("build", "--full-refresh", "--exclude-resource-type", "unit_test")
-        ahead = start_dbt(*args, warehouse=work.path, project=project)
+        ahead, drawing = start_dbt(*args, warehouse=work.path, project=project), None
         try:
             if snapshot_dir is None:
                 log.info("1/3 building the warehouse as the ingests left it (no snapshot landed)")
@@ -252,29 +283,39 @@ def build(
                 log.info("    %d tables, %d records new or changed", len(landed), new)
             watch.lap("landing")
             log.info("2/3 dbt build (full output in %s)", log_file())
-            # matplotlib loads while dbt runs, on what dbt leaves of the two cores
-            threading.Thread(target=figures.pyplot, daemon=True).start()
+            drawing = start_report()  # it loads matplotlib while dbt runs
             results = run_dbt(
                 *args, warehouse=work.path, verbose=verbose, project=project, ahead=ahead
             )
+            log.info("    %s", _summary(results))
+            watch.lap("dbt")
+            log.info("3/3 writing the release, the report and the site")
+            con = work.connect(read_only=True)
+            with (
+                outputs.replacing(release_dir, "release") as release_stage,
+                outputs.replacing(report_dir, "report") as report_stage,
+                outputs.replacing(site_dir, "site") as site_stage,
+            ):
+                try:
+                    draw_report(drawing, work.path, report_stage)  # beside the next two
+                    manifest = release.fill(
+                        con, release_stage, release_dir, allow_shrink, compare_with
+                    )
+                    watch.lap("release")
+                    pages = site.fill(
+                        con, site_stage, release_stage, None, manifest, base_url, figures_later=True
+                    )
+                    watch.lap("site")
+                    files = report_files(drawing)
+                    site.copy_figures(report_stage, site_stage)
+                    watch.lap("report")
+                finally:
+                    stop_ahead(drawing)  # before a failed build's folders are removed
+            summary = pool_summary(con)
         finally:
-            stop_dbt(ahead)
-        log.info("    %s", _summary(results))
-        watch.lap("dbt")
-        log.info("3/3 writing the release, the report and the site")
-        con = work.connect(read_only=True)
-        with (
-            outputs.replacing(release_dir, "release") as release_stage,
-            outputs.replacing(report_dir, "report") as report_stage,
-            outputs.replacing(site_dir, "site") as site_stage,
-        ):
-            manifest = release.fill(con, release_stage, release_dir, allow_shrink, compare_with)
-            watch.lap("release")
-            files = report.fill(con, report_stage)
-            watch.lap("report")
-            pages = site.fill(con, site_stage, release_stage, report_stage, manifest, base_url)
-            watch.lap("site")
-        summary = pool_summary(con)
+            for child in (ahead, drawing):
+                if child is not None:
+                    stop_ahead(child)
     rows = sum(t["rows"] for t in manifest["tables"].values())
     log.info("    release: %d tables, %d rows in %s", len(manifest["tables"]), rows, release_dir)
     log.info("    report: %d files in %s", len(files), report_dir)

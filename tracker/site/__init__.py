@@ -49,6 +49,12 @@ def write(
         return fill(con, folder, release, manifest=manifest, base_url=base_url)
 
 
+def copy_figures(figures: Path, folder: Path) -> None:
+    """The report's SVG figures, from its folder ``figures``, into the site's ``folder``."""
+    for name in report.FIGURES:
+        shutil.copyfile(figures / f"{name}.svg", folder / "figures" / f"{name}.svg")
+
+
 def fill(
     con: duckdb.DuckDBPyConnection,
     folder: Path,
@@ -56,10 +62,12 @@ def fill(
     figures: Path | None = None,
     manifest: dict | None = None,
     base_url: str | None = None,
+    figures_later: bool = False,
 ) -> int:
     """Write the site's pages into the empty ``folder``, with the SVG figures of the report in
-    ``figures`` (drawn afresh when no report is given), copies of the files of the release in
-    ``release`` that ``manifest`` lists, and the feed, its links made absolute against
+    ``figures`` (drawn afresh when no report is given, left to the caller's ``copy_figures``
+    with ``figures_later``: the build's report is drawn meanwhile), copies of the files of the
+    release in ``release`` that ``manifest`` lists, and the feed, its links made absolute against
     ``base_url`` when given."""
     check_base_url(base_url)
     names = pages.file_names(  # the study's frameworks first, then those tracked outside it
@@ -71,9 +79,8 @@ def fill(
     for sub in ("methods", "frameworks", "figures", "static"):
         (folder / sub).mkdir()
     if figures:
-        for name in report.FIGURES:
-            shutil.copyfile(figures / f"{name}.svg", folder / "figures" / f"{name}.svg")
-    else:
+        copy_figures(figures, folder)
+    elif not figures_later:
         report.write_figures(con, folder / "figures")
         for png in (folder / "figures").glob("*.png"):
             png.unlink()
