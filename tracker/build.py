@@ -17,7 +17,7 @@ from ingest import processes, settings
 from ingest.errors import TrackerError
 from ingest.landing import validation
 from ingest.project import PROJECT_ROOT, check_seed_text
-from tracker import fingerprint, outputs, release, site, snapshot, warehouse
+from tracker import fingerprint, outputs, release, report_ahead, site, snapshot, warehouse
 from tracker.label import REVIEWS, left_to_review
 from tracker.warehouse import warehouse_path
 
@@ -110,43 +110,10 @@ def start_dbt(*args: str, warehouse: Path, project: Path = PROJECT_ROOT) -> subp
 
 
 def stop_ahead(proc: subprocess.Popen) -> None:
-    """End a child the build started ahead (dbt, the report) if it is still there: what came
-    before its turn failed."""
+    """End the dbt started ahead if it is still there: what came before its run failed."""
     if proc.poll() is None:
         proc.kill()
         proc.wait()
-
-
-def start_report() -> subprocess.Popen:
-    """The report's own process (tracker/report_ahead.py), started now: it loads while dbt runs,
-    then draws the report, handed its warehouse and folder by ``draw_report``, while the build
-    writes the release and the site. It dies with the tracker, however the tracker ends."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "tracker.report_ahead"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=processes.die_with_parent,
-    )
-
-
-def draw_report(proc: subprocess.Popen, warehouse: Path, out: Path) -> None:
-    """Have the report process draw the report of ``warehouse`` (built) into the empty ``out``."""
-    assert proc.stdin is not None
-    proc.stdin.write(json.dumps([str(warehouse), str(out)]) + "\n")
-    proc.stdin.close()
-
-
-def report_files(proc: subprocess.Popen) -> list[str]:
-    """The files the report process wrote, once it has written them all (it says little on
-    stderr: a reason or a traceback, read once its output ends)."""
-    assert proc.stdout is not None and proc.stderr is not None
-    written, said = proc.stdout.read(), proc.stderr.read()
-    if proc.wait() != 0:
-        lines = said.strip().splitlines() or [f"it exited with status {proc.returncode}"]
-        raise TrackerError(f"the report could not be written: {lines[-1]}")
-    return written.splitlines()
 
 
 UNMAPPED = re.compile(r"^\s*([^|\s][^|]*?) \| (.+?) \| (.*?)\s*$")
@@ -269,7 +236,7 @@ def build(
         # unit tests check the SQL's rules, not the data: CI runs them (as dbt advises), the main
         # job runs the data tests. dbt starts now and parses while the snapshot lands.
         args = ("build", "--full-refresh", "--exclude-resource-type", "unit_test")
-        ahead, drawing = start_dbt(*args, warehouse=work.path, project=project), None
+        ahead = start_dbt(*args, warehouse=work.path, project=project)
         try:
             if snapshot_dir is None:
                 log.info("1/3 building the warehouse as the ingests left it (no snapshot landed)")
@@ -283,7 +250,7 @@ def build(
                 log.info("    %d tables, %d records new or changed", len(landed), new)
             watch.lap("landing")
             log.info("2/3 dbt build (full output in %s)", log_file())
-            drawing = start_report()  # it loads matplotlib while dbt runs
+            report_ahead.ready()  # its process loads matplotlib while dbt runs
             results = run_dbt(
                 *args, warehouse=work.path, verbose=verbose, project=project, ahead=ahead
             )
@@ -296,8 +263,8 @@ def build(
                 outputs.replacing(report_dir, "report") as report_stage,
                 outputs.replacing(site_dir, "site") as site_stage,
             ):
+                drawing = report_ahead.start(work.path, report_stage)  # beside the next two
                 try:
-                    draw_report(drawing, work.path, report_stage)  # beside the next two
                     manifest = release.fill(
                         con, release_stage, release_dir, allow_shrink, compare_with
                     )
@@ -306,16 +273,14 @@ def build(
                         con, site_stage, release_stage, None, manifest, base_url, figures_later=True
                     )
                     watch.lap("site")
-                    files = report_files(drawing)
+                    files = report_ahead.files(drawing)
                     site.copy_figures(report_stage, site_stage)
                     watch.lap("report")
                 finally:
-                    stop_ahead(drawing)  # before a failed build's folders are removed
+                    report_ahead.stop(drawing)  # before a failed build's folders are removed
             summary = pool_summary(con)
         finally:
-            for child in (ahead, drawing):
-                if child is not None:
-                    stop_ahead(child)
+            stop_ahead(ahead)
     rows = sum(t["rows"] for t in manifest["tables"].values())
     log.info("    release: %d tables, %d rows in %s", len(manifest["tables"]), rows, release_dir)
     log.info("    report: %d files in %s", len(files), report_dir)

@@ -1,47 +1,82 @@
-"""The report drawn beside the release and the site: the build's own report process.
+"""The report drawn beside the release and the site, in a process of its own.
 
-The build starts this when dbt starts running. It imports DuckDB, matplotlib and the report (the
-third of a second a report spends before its first figure) while dbt runs, then waits for one
-line on stdin: the warehouse and the empty folder to fill, as a JSON list. It draws the
-report there from its own read-only connection, while the build writes the release and the site,
-and prints the names of the files it wrote, one a line; an empty line, or the end of stdin (the
-build failed), ends it without drawing. Exit status 0 when the report is written, 2 with the
-reason on stderr when it is not.
-
-    python -m tracker.report_ahead
+A build readies this while dbt runs (``ready``): a fork server that has imported DuckDB,
+matplotlib and the report, the third of a second a report spends before its first figure. Once
+dbt has built the marts, ``start`` forks from it a process that draws the report from its own
+read-only connection while the build writes the release and the site, and ``files`` waits for
+it. The server lives as long as the tracker (in the tests, one per worker), so a second build in
+the same process imports nothing again; the drawing process dies with it.
 """
 
-import gc
-import json
-import sys
+import multiprocessing
+from dataclasses import dataclass
+from multiprocessing import forkserver
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
+import duckdb
 
-def main() -> int:
-    from ingest.errors import TrackerError
+from ingest import processes
+from ingest.errors import TrackerError, reason
+
+CONTEXT = multiprocessing.get_context("forkserver")
+
+
+def ready() -> None:
+    """Start the fork server, loaded with what a report needs, if it is not running yet."""
+    CONTEXT.set_forkserver_preload(["tracker.report", "matplotlib.pyplot"])
+    forkserver.ensure_running()
+
+
+@dataclass
+class Drawing:
+    """A report being drawn: its process, and the end of the pipe it answers on."""
+
+    process: BaseProcess
+    answer: Connection
+
+
+def start(warehouse: Path, out: Path) -> Drawing:
+    """Draw the report of the built ``warehouse`` into the empty folder ``out``, meanwhile."""
+    answer, send = CONTEXT.Pipe(duplex=False)
+    process = CONTEXT.Process(target=_draw, args=(str(warehouse), str(out), send), daemon=True)
+    process.start()
+    send.close()
+    return Drawing(process, answer)
+
+
+def files(drawing: Drawing) -> list[str]:
+    """The files the report was written as, once they are all written."""
+    try:
+        done, said = drawing.answer.recv()
+    except EOFError:  # it died before it could say
+        done, said = False, "its process ended without a word"
+    drawing.process.join()
+    if not done:
+        raise TrackerError(f"the report could not be written: {said}")
+    return said
+
+
+def stop(drawing: Drawing) -> None:
+    """End a drawing the build no longer waits for (what came after it failed)."""
+    if drawing.process.is_alive():
+        drawing.process.kill()
+    drawing.process.join()
+
+
+def _draw(warehouse: str, out: str, send: Connection) -> None:
+    processes.die_with_parent()  # the fork server, which ends with the tracker
     from tracker import report
-    from tracker.report import figures
     from tracker.warehouse import connect
 
-    figures.pyplot()
-    line = sys.stdin.readline()
-    if not line.strip():
-        return 0
-    warehouse, out = json.loads(line)
     try:
         con = connect(read_only=True, path=Path(warehouse))
         try:
-            written = report.fill(con, Path(out))
+            send.send((True, report.fill(con, Path(out))))
         finally:
             con.close()
     except TrackerError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    print("\n".join(written))
-    return 0
-
-
-if __name__ == "__main__":
-    status = main()
-    gc.freeze()  # the build reads what it printed to its end: skip the collection at exit
-    sys.exit(status)
+        send.send((False, str(exc)))
+    except (OSError, ValueError, RuntimeError, duckdb.Error) as exc:  # a full disk, a figure
+        send.send((False, reason(exc)))
