@@ -90,7 +90,7 @@ def run_dbt(
 def start_dbt(*args: str, warehouse: Path, project: Path = PROJECT_ROOT) -> subprocess.Popen:
     """dbt on ``warehouse`` with the tracker's own target folder, started now: it imports dbt
     and parses the project, then waits for ``run_dbt`` to run ``args`` (tracker/dbt_ahead.py), or
-    for ``stop_ahead``. Its output, merged, is read by ``run_dbt``; it dies with the tracker,
+    for ``stop_dbt``. Its output, merged, is read by ``run_dbt``; it dies with the tracker,
     however the tracker ends. dbt's own debug log is not written: it costs half a second a build
     and says nothing the output and ``target/tracker/`` (compiled SQL, run results) do not."""
     env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse), "DBT_USE_COLORS": "false"}
@@ -109,8 +109,8 @@ def start_dbt(*args: str, warehouse: Path, project: Path = PROJECT_ROOT) -> subp
     )
 
 
-def stop_ahead(proc: subprocess.Popen) -> None:
-    """End the dbt started ahead if it is still there: what came before its run failed."""
+def stop_dbt(proc: subprocess.Popen) -> None:
+    """End a dbt started ahead if it is still there (what came before its run failed)."""
     if proc.poll() is None:
         proc.kill()
         proc.wait()
@@ -280,7 +280,7 @@ def build(
                     report_ahead.stop(drawing)  # before a failed build's folders are removed
             summary = pool_summary(con)
         finally:
-            stop_ahead(ahead)
+            stop_dbt(ahead)
     rows = sum(t["rows"] for t in manifest["tables"].values())
     log.info("    release: %d tables, %d rows in %s", len(manifest["tables"]), rows, release_dir)
     log.info("    report: %d files in %s", len(files), report_dir)
