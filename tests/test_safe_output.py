@@ -211,7 +211,8 @@ def hostile_site(built, tmp_path_factory) -> Path:
         (figures / f"{name}.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")
     out = base / "site"
     out.mkdir()
-    site.fill(con, out, release, figures)
+    site.fill(con, out, release)
+    site.copy_figures(figures, out)
     con.close()
     return out
 

@@ -4,7 +4,6 @@ import gzip
 import hashlib
 import json
 import os
-from pathlib import Path
 
 import duckdb
 import pytest
@@ -13,6 +12,7 @@ from ingest.errors import TrackerError
 from ingest.landing.raw import ensure_all_raw_tables, land_batch
 from ingest.landing.runs import ingest_run
 from tests.conftest import ROOT, paper
+from tests.test_processes import descendants
 from tracker import snapshot
 
 RAW = (
@@ -175,20 +175,7 @@ def test_the_main_job_on_a_snapshot_missing_a_table_stops_and_names_it(tmp_path)
     assert "has no raw.git__commits" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "wh.duckdb").exists() and not (tmp_path / "release").exists()
     # dbt, started to parse while the snapshot landed, ended with the build that never ran it
-    assert not [c for c in children_of(os.getpid()) if "tracker.dbt_ahead" in c]
-
-
-def children_of(pid: int) -> list[str]:
-    """The command lines of the live processes ``pid`` started."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            state, parent = stat.read_text().rsplit(")", 1)[1].split()[:2]
-            if int(parent) == pid and state != "Z":
-                found.append((stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode())
-        except OSError:
-            continue
-    return found
+    assert not [c for c in descendants(os.getpid()).values() if "tracker.dbt_ahead" in c]
 
 
 HOSTILE_ENTRIES = {

@@ -269,9 +269,7 @@ def build(
                         con, release_stage, release_dir, allow_shrink, compare_with
                     )
                     watch.lap("release")
-                    pages = site.fill(
-                        con, site_stage, release_stage, None, manifest, base_url, figures_later=True
-                    )
+                    pages = site.fill(con, site_stage, release_stage, manifest, base_url)
                     watch.lap("site")
                     files = report_ahead.files(drawing)
                     site.copy_figures(report_stage, site_stage)

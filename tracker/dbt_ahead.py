@@ -27,7 +27,7 @@ def main(argv: list[str]) -> int:
     done = dbtRunner(manifest=parsed.result).invoke(command)
     if done.result is not None and hasattr(done.result, "write"):
         # dbt runs with --no-write-json: its run results alone, not the manifest it would write
-        # first (half a second after the last node, that nothing reads)
+        # first (a third of a second after the last node, that nothing reads)
         target = Path(command[command.index("--target-path") + 1])
         done.result.write(str(target / "run_results.json"))
     return 0 if done.success else 2 if done.exception else 1

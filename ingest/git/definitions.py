@@ -172,8 +172,7 @@ def _yaml_block(block: str) -> tuple[tuple[tuple[str, str], str | None], ...] | 
         return None
     if not isinstance(root, yaml.MappingNode):
         return None
-    found = _yaml_keys(root, "", "")
-    return tuple(((d.kind, d.key), _kept_default(d.default)) for d in found if d.type != "mapping")
+    return tuple(_defaults(_yaml_keys(root, "", "")))
 
 
 def _unwrap(annotation: ast.AST | None) -> ast.AST | None:
@@ -497,8 +496,7 @@ def declared_defaults(text: str, path: str, syntax: str) -> dict[tuple[str, str]
         declared = _yaml_declared(text)
         if declared is not None:
             return declared
-        found = yaml_definitions(text, path)
-        return {(d.kind, d.key): _kept_default(d.default) for d in found if d.type != "mapping"}
+        return dict(_defaults(yaml_definitions(text, path)))
     parts = blocks.read_pieces(
         text, ("",), ("declared",), lambda piece, tree: _own_defaults(tree, piece.text, piece.owner)
     )
@@ -522,4 +520,9 @@ def _own_defaults(
             # its history starts when it gets one, so gaining one is not the method turning on
             if stmt.value is not None:
                 found.append(replace(d, key=f"{owner}{d.key[2:]}") if owner and not at else d)
-    return [((d.kind, d.key), _kept_default(d.default)) for d in found if d.type != "mapping"]
+    return list(_defaults(found))
+
+
+def _defaults(found: Iterable[Definition]) -> Iterator[tuple[tuple[str, str], str | None]]:
+    """((kind, key), default) of the definitions that can have a default (not a mapping)."""
+    return (((d.kind, d.key), _kept_default(d.default)) for d in found if d.type != "mapping")

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 def pyplot():
     """matplotlib's pyplot, on the Agg backend in the report's style. Imported at the first
     figure (a third of a second), not with this module: the site and the CLI read its captions
-    and families, and a build loads it while dbt runs (tracker/build.py)."""
+    and families, and a build's report process has it loaded while dbt runs
+    (tracker/report_ahead.py)."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -46,7 +46,11 @@ def write(
     check_base_url(base_url)
     manifest = downloads.read_manifest(release)
     with outputs.replacing(out, "site") as folder:
-        return fill(con, folder, release, manifest=manifest, base_url=base_url)
+        written = fill(con, folder, release, manifest, base_url)
+        report.write_figures(con, folder / "figures")  # drawn afresh: no report is given
+        for png in (folder / "figures").glob("*.png"):
+            png.unlink()
+        return written
 
 
 def copy_figures(figures: Path, folder: Path) -> None:
@@ -59,16 +63,13 @@ def fill(
     con: duckdb.DuckDBPyConnection,
     folder: Path,
     release: Path | None = None,
-    figures: Path | None = None,
     manifest: dict | None = None,
     base_url: str | None = None,
-    figures_later: bool = False,
 ) -> int:
-    """Write the site's pages into the empty ``folder``, with the SVG figures of the report in
-    ``figures`` (drawn afresh when no report is given, left to the caller's ``copy_figures``
-    with ``figures_later``: the build's report is drawn meanwhile), copies of the files of the
-    release in ``release`` that ``manifest`` lists, and the feed, its links made absolute against
-    ``base_url`` when given."""
+    """Write the site's pages into the empty ``folder``, with copies of the files of the release
+    in ``release`` that ``manifest`` lists, and the feed, its links made absolute against
+    ``base_url`` when given. Its ``figures/`` folder is left for the caller to fill: ``write``
+    draws them, the build copies the report's (``copy_figures``), drawn meanwhile."""
     check_base_url(base_url)
     names = pages.file_names(  # the study's frameworks first, then those tracked outside it
         con, "select framework from marts.frameworks order by not in_study, 1", "marts.frameworks"
@@ -78,12 +79,6 @@ def fill(
     )
     for sub in ("methods", "frameworks", "figures", "static"):
         (folder / sub).mkdir()
-    if figures:
-        copy_figures(figures, folder)
-    elif not figures_later:
-        report.write_figures(con, folder / "figures")
-        for png in (folder / "figures").glob("*.png"):
-            png.unlink()
     static = resources.files("tracker.site") / "static"
     for asset in ("site.css", "site.js"):
         (folder / "static" / asset).write_bytes((static / asset).read_bytes())
