@@ -67,26 +67,50 @@ def primary_key(model: dict) -> list[str]:
     return keys
 
 
-def test_every_mart_has_an_enforced_contract_and_a_tested_primary_key():
-    """What the product reads (released or not) has a contract, and a key that the warehouse
-    enforces and dbt's tests check: one column tested unique and not null, or several tested
-    together by unique_combination (macros/tests/unique_combination.sql), each not null."""
+def test_every_mart_has_an_enforced_contract_and_a_primary_key_no_data_test_repeats():
+    """What the product reads (released or not) has a contract with a primary key, which the
+    warehouse enforces (dbt-duckdb writes the contract's constraints into the table's DDL). A data
+    test that repeats an enforced constraint checks nothing more and costs every build a dbt node,
+    so there is none: not_null or unique on a key or not-null column, unique_combination on the
+    key."""
     for name, model in yaml_models("marts").items():
         assert model["config"]["contract"]["enforced"] is True, name
         assert all(c.get("data_type") for c in model["columns"]), name
         key = primary_key(model)
         assert key, f"{name} has no primary key constraint"
-        tests = {c["name"]: set(map(str, c.get("data_tests", []))) for c in model["columns"]}
+        for column in model["columns"]:
+            enforced = {k["type"] for k in column.get("constraints", [])}
+            tests = set(map(str, column.get("data_tests", [])))
+            if enforced & {"primary_key", "not_null"}:
+                assert "not_null" not in tests, f"{name}.{column['name']}: not_null is enforced"
+            if enforced & {"primary_key", "unique"}:
+                assert "unique" not in tests, f"{name}.{column['name']}: unique is enforced"
         combined = [
-            t["unique_combination"]["arguments"]["columns"]
+            sorted(t["unique_combination"]["arguments"]["columns"])
             for t in model.get("data_tests", [])
             if isinstance(t, dict) and "unique_combination" in t
         ]
-        if len(key) == 1:
-            assert {"unique", "not_null"} <= tests[key[0]], f"{name}: {key[0]} is not tested"
-        else:
-            assert sorted(key) in map(sorted, combined), f"{name}: {key} is not tested unique"
-            assert all("not_null" in tests[c] for c in key), f"{name}: {key} may be null"
+        assert sorted(key) not in combined, f"{name}: its key is enforced"
+
+
+@pytest.mark.build
+def test_the_warehouse_refuses_a_mart_row_that_breaks_its_key(built, tmp_path):
+    """The constraints are in the built tables, so a duplicate or empty key cannot be written."""
+    copy = tmp_path / "tracker.duckdb"
+    copy.write_bytes(built[0].read_bytes())
+    con = duckdb.connect(str(copy))
+    try:
+        keys = con.execute(
+            "select table_name, list_sort(constraint_column_names) from duckdb_constraints() "
+            "where schema_name = 'marts' and constraint_type = 'PRIMARY KEY'"
+        ).fetchall()
+        assert dict(keys) == {n: sorted(primary_key(m)) for n, m in yaml_models("marts").items()}
+        with pytest.raises(duckdb.ConstraintException, match="primary key"):
+            con.execute("insert into marts.frameworks select * from marts.frameworks limit 1")
+        with pytest.raises(duckdb.ConstraintException, match="NOT NULL"):
+            con.execute("update marts.methods set method_id = null")
+    finally:
+        con.close()
 
 
 def test_a_mart_not_released_says_so_and_the_release_leaves_it_out():
