@@ -69,10 +69,11 @@ def primary_key(model: dict) -> list[str]:
 
 def test_every_mart_has_an_enforced_contract_and_a_primary_key_no_data_test_repeats():
     """What the product reads (released or not) has a contract with a primary key, which the
-    warehouse enforces (dbt-duckdb writes the contract's constraints into the table's DDL). A data
-    test that repeats an enforced constraint checks nothing more and costs every build a dbt node,
-    so there is none: not_null or unique on a key or not-null column, unique_combination on the
-    key."""
+    warehouse enforces (dbt-duckdb writes the contract's constraints into the table's DDL), as it
+    enforces not-null columns and each coded column's values (a check constraint). A data test
+    that repeats an enforced constraint checks nothing more and costs every build a dbt node, so
+    there is none: not_null or unique on a key or not-null column, unique_combination on the key,
+    accepted_values where a check constraint lists the values."""
     for name, model in yaml_models("marts").items():
         assert model["config"]["contract"]["enforced"] is True, name
         assert all(c.get("data_type") for c in model["columns"]), name
@@ -85,6 +86,7 @@ def test_every_mart_has_an_enforced_contract_and_a_primary_key_no_data_test_repe
                 assert "not_null" not in tests, f"{name}.{column['name']}: not_null is enforced"
             if enforced & {"primary_key", "unique"}:
                 assert "unique" not in tests, f"{name}.{column['name']}: unique is enforced"
+            assert "accepted_values" not in str(tests), f"{name}.{column['name']}: use a check"
         combined = [
             sorted(t["unique_combination"]["arguments"]["columns"])
             for t in model.get("data_tests", [])
@@ -94,8 +96,9 @@ def test_every_mart_has_an_enforced_contract_and_a_primary_key_no_data_test_repe
 
 
 @pytest.mark.build
-def test_the_warehouse_refuses_a_mart_row_that_breaks_its_key(built, tmp_path):
-    """The constraints are in the built tables, so a duplicate or empty key cannot be written."""
+def test_the_warehouse_refuses_a_mart_row_that_breaks_its_contract(built, tmp_path):
+    """The constraints are in the built tables: a duplicate or empty key, or a code outside its
+    column's values, cannot be written."""
     copy = tmp_path / "tracker.duckdb"
     copy.write_bytes(built[0].read_bytes())
     con = duckdb.connect(str(copy))
@@ -109,6 +112,8 @@ def test_the_warehouse_refuses_a_mart_row_that_breaks_its_key(built, tmp_path):
             con.execute("insert into marts.frameworks select * from marts.frameworks limit 1")
         with pytest.raises(duckdb.ConstraintException, match="NOT NULL"):
             con.execute("update marts.methods set method_id = null")
+        with pytest.raises(duckdb.ConstraintException, match="CHECK constraint"):
+            con.execute("update marts.method_frameworks set tier = 'sometimes'")
     finally:
         con.close()
 
