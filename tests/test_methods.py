@@ -54,6 +54,7 @@ def test_a_landing_its_removal_and_the_fragment_come_from_the_history(tmp_path, 
     run_dbt(
         "build", "--full-refresh", "--indirect-selection", "cautious", "--select",
         "+method_frameworks", "+option_equivalents", "+option_events", "+methods",
+        "--exclude-resource-type", "unit_test",
     )  # fmt: skip
     [gspo] = rows(
         warehouse,
@@ -272,6 +273,8 @@ def test_a_setting_the_framework_does_not_declare_stops_the_build_and_is_named(t
             "cautious",
             "--select",
             "+option_equivalents",
+            "--exclude-resource-type",
+            "unit_test",
         ),  # fmt: skip
         capture_output=True,
         text=True,
