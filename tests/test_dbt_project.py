@@ -4,6 +4,7 @@ seeds read through staging, and the unit tests that state the rules pass."""
 import json
 import os
 import re
+import shutil
 import subprocess
 
 import duckdb
@@ -14,7 +15,7 @@ from ingest.errors import TrackerError
 from ingest.landing import validation
 from tests.conftest import ROOT
 from tracker import release
-from tracker.build import dbt_command, run_dbt
+from tracker.build import dbt_command, run_dbt, start_dbt
 
 LAYERS = {"staging": "staging", "intermediate": "intermediate", "marts": "marts"}
 
@@ -183,3 +184,26 @@ def test_the_rules_stated_by_dbt_unit_tests_hold(built, tmp_path):
     results = json.loads((tmp_path / "target" / "run_results.json").read_text())["results"]
     passed = {r["unique_id"].rsplit(".", 1)[-1] for r in results if r["status"] == "pass"}
     assert declared and passed == declared
+
+
+@pytest.mark.build
+def test_the_tracker_s_dbt_reuses_its_parse_for_a_warehouse_in_another_folder(
+    tmp_path, monkeypatch
+):
+    """dbt parses the whole project again when the profile changes: the tracker's dbt names the
+    warehouse by its file name alone (run in its folder), so a warehouse elsewhere, as each
+    test's or a second clone's, does not cost a whole parse. A SYNTHETIC one-model project."""
+    project = tmp_path / "project"
+    (project / "models").mkdir(parents=True)
+    (project / "dbt_project.yml").write_text("name: synthetic\nversion: '1.0.0'\nprofile: tracker\n")
+    shutil.copy(ROOT / "profiles.yml", project / "profiles.yml")
+    (project / "models" / "one.sql").write_text("select 1 as x\n")
+    monkeypatch.setenv("DBT_TARGET_PATH", str(tmp_path / "target"))
+    said = []
+    for folder in ("one", "two"):
+        (tmp_path / folder).mkdir()
+        dbt = start_dbt("build", warehouse=tmp_path / folder / "tracker.duckdb", project=project)
+        said.append(dbt.communicate("", timeout=300)[0])  # no `go`: it parses, then stops
+        assert dbt.returncode == 0, said[-1]
+    assert "saved manifest not found. Starting full parse" in said[0]
+    assert "Unable to do partial parsing" not in said[1], said[1]

@@ -26,7 +26,7 @@ from tests.conftest import dated_commits, made_once, paper
 from tests.test_pool import history
 from tests.test_pool import project as pool_project
 from tracker import release
-from tracker.build import dbt_command
+from tracker.build import dbt_command, dbt_place
 
 pytestmark = pytest.mark.network_stand_in  # and build, by its own `built`
 
@@ -194,16 +194,14 @@ def make_record(tmp: Path) -> None:
     finally:
         con.close()
         server.stop()
+    folder, name = dbt_place(warehouse)  # as the tracker runs dbt: copies reuse this parse
     done = subprocess.run(
         # the data alone: the SQL's unit tests run once, in tests/test_dbt_project.py
         dbt_command("build", "--exclude-resource-type", "unit_test", project=copy),
         capture_output=True,
         text=True,
-        env={
-            "TRACKER_WAREHOUSE": str(warehouse),
-            "PATH": "/usr/bin:/bin",
-            "DBT_LOG_LEVEL_FILE": "none",
-        },
+        env={"TRACKER_WAREHOUSE": name, "PATH": "/usr/bin:/bin", "DBT_LOG_LEVEL_FILE": "none"},
+        cwd=folder,
     )
     assert done.returncode == 0, done.stdout[-3000:]
 

@@ -87,20 +87,30 @@ def run_dbt(
     return results
 
 
+def dbt_place(warehouse: Path) -> tuple[Path, str]:
+    """Where dbt runs on ``warehouse`` and the TRACKER_WAREHOUSE it is given there: the file's
+    folder and its name. dbt parses the whole project again whenever the profile differs from its
+    last run's; so named, a build of any warehouse of that name (in another folder, a test's)
+    reuses the last one's parse."""
+    where = warehouse.resolve()
+    return where.parent, where.name
+
+
 def start_dbt(*args: str, warehouse: Path, project: Path = PROJECT_ROOT) -> subprocess.Popen:
     """dbt on ``warehouse`` with the tracker's own target folder, started now: it imports dbt
     and parses the project, then waits for ``run_dbt`` to run ``args`` (tracker/dbt_ahead.py), or
     for ``stop_dbt``. Its output, merged, is read by ``run_dbt``; it dies with the tracker,
     however the tracker ends. dbt's own debug log is not written: it costs half a second a build
     and says nothing the output and ``target/tracker/`` (compiled SQL, run results) do not."""
-    env = {**os.environ, "TRACKER_WAREHOUSE": str(warehouse), "DBT_USE_COLORS": "false"}
+    folder, name = dbt_place(warehouse)
+    env = {**os.environ, "TRACKER_WAREHOUSE": name, "DBT_USE_COLORS": "false"}
     options = ["--target-path", str(target_path()), "--log-level-file", "none", "--no-write-json"]
     options += ["--project-dir", str(project), "--profiles-dir", str(project)]
     python = [sys.executable, "-W", "ignore::RuntimeWarning", "-m", "tracker.dbt_ahead"]
     return subprocess.Popen(
         [*python, *options, "--", *args, *options],
         env=env,
-        cwd=project,
+        cwd=folder,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
