@@ -2,10 +2,8 @@
 seeds read through staging, and the unit tests that state the rules pass."""
 
 import json
-import os
 import re
 import shutil
-import subprocess
 
 import duckdb
 import pytest
@@ -15,7 +13,7 @@ from ingest.errors import TrackerError
 from ingest.landing import validation
 from tests.conftest import ROOT
 from tracker import release
-from tracker.build import dbt_command, run_dbt, start_dbt
+from tracker.build import run_dbt, start_dbt, target_path
 
 LAYERS = {"staging": "staging", "intermediate": "intermediate", "marts": "marts"}
 
@@ -159,7 +157,7 @@ def test_only_the_seed_staging_models_read_seeds():
         assert not read, f"{path.name} reads seeds {read}: read stg_seeds__<seed> instead"
 
 
-def test_the_rules_stated_by_dbt_unit_tests_hold(built, tmp_path):
+def test_the_rules_stated_by_dbt_unit_tests_hold(built):
     """Every unit test beside the models passes (they read the built warehouse's column types)."""
     warehouse, _ = built
     declared = {
@@ -167,21 +165,9 @@ def test_the_rules_stated_by_dbt_unit_tests_hold(built, tmp_path):
         for path in (ROOT / "models").rglob("_*__unit_tests.yml")
         for test in yaml.safe_load(path.read_text())["unit_tests"]
     }
-    env = {
-        **os.environ,
-        "TRACKER_WAREHOUSE": str(warehouse),
-        "DBT_TARGET_PATH": str(tmp_path / "target"),
-        "DBT_LOG_PATH": str(tmp_path / "logs"),
-    }
-    done = subprocess.run(
-        dbt_command("test", "--select", "test_type:unit"),
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stdout[-3000:]
-    results = json.loads((tmp_path / "target" / "run_results.json").read_text())["results"]
+    # as the tracker runs dbt, so the worker's last parse of the project is reused
+    run_dbt("test", "--select", "test_type:unit", warehouse=warehouse)
+    results = json.loads((target_path() / "run_results.json").read_text())["results"]
     passed = {r["unique_id"].rsplit(".", 1)[-1] for r in results if r["status"] == "pass"}
     assert declared and passed == declared
 
@@ -195,7 +181,9 @@ def test_the_tracker_s_dbt_reuses_its_parse_for_a_warehouse_in_another_folder(
     test's or a second clone's, does not cost a whole parse. A SYNTHETIC one-model project."""
     project = tmp_path / "project"
     (project / "models").mkdir(parents=True)
-    (project / "dbt_project.yml").write_text("name: synthetic\nversion: '1.0.0'\nprofile: tracker\n")
+    (project / "dbt_project.yml").write_text(
+        "name: synthetic\nversion: '1.0.0'\nprofile: tracker\n"
+    )
     shutil.copy(ROOT / "profiles.yml", project / "profiles.yml")
     (project / "models" / "one.sql").write_text("select 1 as x\n")
     monkeypatch.setenv("DBT_TARGET_PATH", str(tmp_path / "target"))
