@@ -177,8 +177,8 @@ def test_the_tracker_s_dbt_reuses_its_parse_for_a_warehouse_in_another_folder(
     tmp_path, monkeypatch
 ):
     """dbt parses the whole project again when the profile changes: the tracker's dbt names the
-    warehouse by its file name alone (run in its folder), so a warehouse elsewhere, as each
-    test's or a second clone's, does not cost a whole parse. A SYNTHETIC one-model project."""
+    warehouse by its file name alone (run in its folder), so a warehouse elsewhere (another
+    TRACKER_WAREHOUSE, each test's) does not cost a whole parse. A SYNTHETIC one-model project."""
     project = tmp_path / "project"
     (project / "models").mkdir(parents=True)
     (project / "dbt_project.yml").write_text(
