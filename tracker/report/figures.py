@@ -325,13 +325,20 @@ FIGURES: dict[str, Callable[[duckdb.DuckDBPyConnection], Figure]] = {
 }
 
 
-def save(fig: Figure, base: Path) -> list[Path]:
-    """PNG and SVG of a figure, free of dates and versions so equal marts give equal bytes."""
-    png, svg = base.with_suffix(".png"), base.with_suffix(".svg")
-    fig.savefig(png, dpi=150, metadata={"Software": None})
-    fig.savefig(svg, metadata={"Date": None, "Creator": None})
+# each format's options: no dates or versions, so equal marts give equal bytes
+FORMATS = {
+    "png": {"dpi": 150, "metadata": {"Software": None}},
+    "svg": {"metadata": {"Date": None, "Creator": None}},
+}
+
+
+def save(fig: Figure, base: Path, formats: tuple[str, ...] = ("png", "svg")) -> list[Path]:
+    """The figure in each of ``formats``."""
+    paths = [base.with_suffix(f".{kind}") for kind in formats]
+    for path in paths:
+        fig.savefig(path, **FORMATS[path.suffix[1:]])
     pyplot().close(fig)
-    return [png, svg]
+    return paths
 
 
 def caption(name: str) -> str:
@@ -339,8 +346,10 @@ def caption(name: str) -> str:
     return " ".join(FIGURES[name].__doc__.split()).split(". ")[0].rstrip(".")
 
 
-def write_figures(con: duckdb.DuckDBPyConnection, out: Path) -> list[Path]:
-    """Every figure as PNG and SVG in ``out``."""
+def write_figures(
+    con: duckdb.DuckDBPyConnection, out: Path, formats: tuple[str, ...] = ("png", "svg")
+) -> list[Path]:
+    """Every figure in each of ``formats`` (the report's PNG and SVG; the site's SVG) in ``out``."""
     require_marts(con, MARTS)
     out.mkdir(parents=True, exist_ok=True)
-    return [path for name, draw in FIGURES.items() for path in save(draw(con), out / name)]
+    return [p for name, draw in FIGURES.items() for p in save(draw(con), out / name, formats)]

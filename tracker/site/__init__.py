@@ -47,9 +47,7 @@ def write(
     manifest = downloads.read_manifest(release)
     with outputs.replacing(out, "site") as folder:
         written = fill(con, folder, release, manifest, base_url)
-        report.write_figures(con, folder / "figures")  # drawn afresh: no report is given
-        for png in (folder / "figures").glob("*.png"):
-            png.unlink()
+        report.write_figures(con, folder / "figures", ("svg",))  # drawn afresh: no report given
         return written
 
 
