@@ -2,6 +2,7 @@
 
 import fcntl
 import io
+import json
 import logging
 import os
 import shutil
@@ -15,6 +16,7 @@ from pathlib import Path
 import duckdb
 import git
 import pytest
+from pytest_httpserver import HTTPServer
 
 from ingest.landing.raw import Record, ensure_all_raw_tables
 from tracker import build
@@ -187,6 +189,28 @@ def dated_commits(path: Path, steps: list[tuple[str, str, str]]) -> git.Repo:
     return repo
 
 
+class LocalServer(HTTPServer):
+    """pytest-httpserver's server, stopped at once: werkzeug's loop looks for a stop every half
+    second by default, and with a server stopped after each of dozens of tests (and one per
+    worker at the end) those half seconds were a tenth of the inner loop."""
+
+    def thread_target(self) -> None:
+        assert self.server is not None
+        self.server.serve_forever(poll_interval=0.01)
+
+
+@pytest.fixture(scope="session")
+def make_httpserver(httpserver_listen_address, httpserver_ssl_context) -> Iterator[HTTPServer]:
+    """The `httpserver` fixture's server: pytest-httpserver's own fixture, with LocalServer."""
+    host, port = httpserver_listen_address
+    with LocalServer(
+        host=host or LocalServer.DEFAULT_LISTEN_HOST,
+        port=port or LocalServer.DEFAULT_LISTEN_PORT,
+        ssl_context=httpserver_ssl_context,
+    ) as server:
+        yield server
+
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: a worker more than there are cores. Much of a build test's time is spent
     waiting for dbt in another process, and the extra worker fills those waits (the whole suite:
@@ -201,12 +225,60 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 MARKED_BY_FIXTURE = {"built": "build", "browser": "browser", "httpserver": "network_stand_in"}
 
 
+# the seconds each test file took in a whole run, kept by `pytest --store-durations`
+DURATIONS = ROOT / "tests" / "durations.json"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--store-durations",
+        action="store_true",
+        help=f"write the seconds each test file took to {DURATIONS.relative_to(ROOT)}, the "
+        "order the next runs hand files to the workers in",
+    )
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark each test by the fixtures it uses (directly or through other fixtures)."""
+    """Mark each test by the fixtures it uses (directly or through other fixtures), and order
+    the files longest first, by their stored seconds (a file not stored yet comes first).
+    pytest-xdist hands a file to each worker as it runs out (`--dist loadfile`, in this order:
+    `--no-loadscope-reorder`), so a long file no longer starts last and keeps one worker busy
+    after the others are done: with files ordered by their number of tests, xdist's default, the
+    whole suite's three workers ended 37 s apart."""
     for item in items:
         for fixture, marker in MARKED_BY_FIXTURE.items():
             if fixture in getattr(item, "fixturenames", ()):
                 item.add_marker(marker)
+    seconds = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    items.sort(key=lambda item: -seconds.get(file_of(item.nodeid), float("inf")))
+
+
+def file_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("store_durations") and not os.environ.get("PYTEST_XDIST_WORKER"):
+        config.pluginmanager.register(DurationStore(), "tracker-durations")
+
+
+class DurationStore:
+    """Sums each file's seconds (its tests' setup, call and teardown, as the workers report
+    them) and stores them when the run ends; files that did not run keep their stored seconds."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        file = file_of(report.nodeid)
+        self.seconds[file] = self.seconds.get(file, 0.0) + report.duration
+
+    def pytest_sessionfinish(self) -> None:
+        stored = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+        stored |= {file: round(s, 1) for file, s in self.seconds.items()}
+        aside = DURATIONS.with_name(DURATIONS.name + ".new")
+        aside.write_text(json.dumps(dict(sorted(stored.items())), indent=1) + "\n")
+        aside.replace(DURATIONS)
 
 
 def dbt_traces() -> dict[Path, int]:

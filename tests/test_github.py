@@ -33,6 +33,7 @@ from synthetic.github import (
     stamp,
     thread,
 )
+from tests.conftest import LocalServer
 from tracker import snapshot
 
 SECRET = "synthetic-token-never-shown"
@@ -454,9 +455,7 @@ def test_the_command_ingests_each_framework_and_names_the_one_that_failed(hub, w
 @pytest.fixture
 def elsewhere():
     """A second local server on another port: it records whatever reaches it."""
-    from pytest_httpserver import HTTPServer
-
-    server = HTTPServer(host="localhost", port=0)
+    server = LocalServer(host="localhost", port=0)
     server.expect_request(re.compile(".*")).respond_with_data("[]", content_type="application/json")
     server.start()
     yield server

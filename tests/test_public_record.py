@@ -22,7 +22,7 @@ from ingest.github.threads import ingest_threads
 from ingest.landing.raw import ensure_all_raw_tables, land_batch
 from ingest.landing.runs import ingest_run
 from synthetic.github import FakeGitHub, comment, issue_event, thread
-from tests.conftest import dated_commits, made_once, paper
+from tests.conftest import LocalServer, dated_commits, made_once, paper
 from tests.test_pool import history
 from tests.test_pool import project as pool_project
 from tracker import release
@@ -157,9 +157,7 @@ def make_record(tmp: Path) -> None:
     warehouse = tmp / "record.duckdb"
     history(tmp / "verl")
     synthrl_history(tmp / "synthrl")
-    from pytest_httpserver import HTTPServer
-
-    server = HTTPServer()
+    server = LocalServer()
     server.start()
     fake = FakeGitHub(server.url_for("/"))
     server.expect_request(re.compile(r"/repos/.*")).respond_with_handler(fake)

@@ -20,7 +20,7 @@ from ingest.git import frameworks
 from ingest.github import threads
 from ingest.landing.raw import ensure_all_raw_tables
 from synthetic.github import FakeGitHub, comment, stamp, thread
-from tests.conftest import tracker
+from tests.conftest import LocalServer, tracker
 from tests.test_arxiv import oai_page, oai_record
 from tests.test_pool import FIELD, history
 from tests.test_pool import project as pool_project
@@ -74,11 +74,9 @@ def by_source(done: refresh.Refreshed) -> dict[str, refresh.Outcome]:
 @pytest.fixture(scope="module")
 def stand_ins(tmp_path_factory):
     """The three stand-ins, the copied dbt project and the environment pointing at them."""
-    from pytest_httpserver import HTTPServer
-
     tmp = tmp_path_factory.mktemp("refresh")
     history(tmp / "verl")
-    server = HTTPServer()
+    server = LocalServer()
     server.start()
     fake = FakeGitHub(server.url_for("/"))
     server.expect_request("/graphql", method="POST").respond_with_handler(fake)
