@@ -195,3 +195,61 @@ def test_the_tracker_s_dbt_reuses_its_parse_for_a_warehouse_in_another_folder(
         assert dbt.returncode == 0, said[-1]
     assert "saved manifest not found. Starting full parse" in said[0]
     assert "Unable to do partial parsing" not in said[1], said[1]
+
+
+RULES_YML = """
+models:
+  - name: coded
+    data_tests:
+      - rules:
+          name: rules_coded
+          arguments:
+            not_null: [id, kind]
+            unique: [id, [kind, code]]
+            accepted_values: {kind: [a, "o'k"], flag: [true]}
+            patterns: {code: '[a-z]\\d'}
+            references: {parent_id: {to: ref('parents'), field: id}}
+  - name: parents
+"""
+# SYNTHETIC rows: each rule is broken once (id 2 twice, kind null, kind 'b', flag false, code
+# 'zz', parent 9, (a, x1) twice), and the rest hold (the quote in "o'k", nulls where allowed)
+CODED = """
+select * from (values
+    (1, 'a', 'x1', true, 1), (2, 'a', 'x1', null, null), (2, null, 'y2', true, 1),
+    (3, 'b', 'z3', false, 9), (4, 'o''k', 'zz', true, null)
+) as t(id, kind, code, flag, parent_id)
+"""
+
+
+@pytest.mark.build
+def test_the_rules_test_returns_each_broken_rule_with_its_value(tmp_path, monkeypatch):
+    """The `rules` test (macros/tests/rules.sql) checks a relation's column rules in one dbt
+    node: every broken rule comes back, named, with the value that broke it, and nothing that
+    keeps its rule does. A SYNTHETIC two-model project."""
+    project = tmp_path / "project"
+    (project / "models").mkdir(parents=True)
+    shutil.copytree(ROOT / "macros" / "tests", project / "macros" / "tests")
+    (project / "dbt_project.yml").write_text(
+        "name: synthetic\nversion: '1.0.0'\nprofile: tracker\n"
+        "models: {synthetic: {+materialized: table}}\n"
+    )
+    shutil.copy(ROOT / "profiles.yml", project / "profiles.yml")
+    (project / "models" / "coded.sql").write_text(CODED)
+    (project / "models" / "parents.sql").write_text("select 1 as id\n")
+    (project / "models" / "_models.yml").write_text(RULES_YML)
+    monkeypatch.setenv("DBT_TARGET_PATH", str(tmp_path / "target"))
+    warehouse = tmp_path / "tracker.duckdb"
+    with pytest.raises(TrackerError, match=r"rules_coded\.\w+: Got 7 results"):
+        run_dbt("build", warehouse=warehouse, project=project)
+    compiled = next((tmp_path / "target" / "tracker" / "compiled").rglob("rules_coded.sql"))
+    con = duckdb.connect(str(warehouse), read_only=True)
+    broken = sorted(con.execute(compiled.read_text()).fetchall(), key=str)
+    assert broken == [
+        ("accepted_values flag", "false"),
+        ("accepted_values kind", "b"),
+        ("not_null kind", None),
+        ("pattern code", "zz"),
+        ("references parent_id", "9"),
+        ("unique (kind, code)", "a, x1"),
+        ("unique id", "2"),
+    ]

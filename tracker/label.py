@@ -135,17 +135,16 @@ def key_of(review: str, row: dict[str, str]) -> tuple[str, ...]:
 
 
 def accepted_values(seeds: Path, seed: str, column: str) -> list[str]:
-    """A seed column's codes as its accepted_values test in seeds/_seeds.yml lists them: the
-    codes the build accepts are the codes offered."""
+    """A seed column's codes as its `rules` test in seeds/_seeds.yml lists them (its
+    accepted_values): the codes the build accepts are the codes offered."""
     path = seeds / "_seeds.yml"
     try:
         for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["seeds"]:
-            if entry["name"] != seed:
-                continue
-            for col in entry.get("columns", []):
-                for test in col.get("data_tests", []) if col["name"] == column else []:
-                    if isinstance(test, dict) and "accepted_values" in test:
-                        return list(test["accepted_values"]["arguments"]["values"])
+            for test in entry.get("data_tests", []) if entry["name"] == seed else []:
+                if isinstance(test, dict) and "rules" in test:
+                    codes = test["rules"]["arguments"].get("accepted_values", {})
+                    if column in codes:
+                        return list(codes[column])
     except (OSError, yaml.YAMLError, KeyError, TypeError) as exc:
         raise TrackerError(f"cannot read the codes of {seed}.{column} from {path}: {exc}") from None
     raise TrackerError(f"{path} lists no accepted values for {seed}.{column}")
