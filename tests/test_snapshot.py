@@ -4,16 +4,17 @@ import gzip
 import hashlib
 import json
 import os
+import shutil
 
 import duckdb
 import pytest
 
 from ingest.errors import TrackerError
-from ingest.landing.raw import ensure_all_raw_tables, land_batch
+from ingest.landing.raw import canonical_json, ensure_all_raw_tables, land_batch
 from ingest.landing.runs import ingest_run
 from tests.conftest import ROOT, paper
 from tests.test_processes import descendants
-from tracker import snapshot
+from tracker import build, snapshot
 
 RAW = (
     "select record_key, record_version, content_sha256, fetched_at "
@@ -333,3 +334,52 @@ def test_a_changed_file_is_validated_on_a_sample_and_every_broken_record(con, tm
     with pytest.raises(TrackerError, match=r"fail validation: raw.arxiv__papers 1;"):
         snapshot.load(target, tmp_path / "snap")
     assert validated == [4]  # records 0, 4 and 8, and the broken one
+
+
+def misdate_first_paper(folder):
+    """Give the first record (always in the sample) a date the suite refuses, its content hash
+    and the manifest's checksum kept true: a file only validation can tell from an export."""
+    path = folder / "arxiv__papers.jsonl.gz"
+    lines = [json.loads(line) for line in gzip.decompress(path.read_bytes()).splitlines()]
+    lines[0]["payload"]["first_version_date"] = "March 2025"
+    lines[0]["content_sha256"] = hashlib.sha256(
+        canonical_json(lines[0]["payload"]).encode()
+    ).hexdigest()
+    text = "".join(json.dumps(line, sort_keys=True) + "\n" for line in lines)
+    data = gzip.compress(text.encode(), mtime=0)
+    path.write_bytes(data)
+    manifest = manifest_of(folder)
+    manifest["tables"]["arxiv__papers"]["sha256"] = hashlib.sha256(data).hexdigest()
+    rewrite(folder, manifest)
+
+
+def test_a_sample_set_aside_lands_its_file_and_stops_the_check_that_follows(
+    con, tmp_path, validated
+):
+    """The main job lands a verified file in bulk and validates its sample while dbt runs: the
+    load validates nothing, and the check names the failing record and what to do."""
+    twelve_papers(con, tmp_path, validated)
+    misdate_first_paper(tmp_path / "snap")
+    validated.clear()
+    later: dict = {}
+    counts = snapshot.load(target := fresh(), tmp_path / "snap", later=later)
+    assert validated == [] and counts["arxiv__papers"].landed == 12
+    assert [r["key"] for r in later["arxiv__papers"]] == ["2501.00000", "2501.00004", "2501.00008"]
+    with pytest.raises(TrackerError, match=r"2501.00000: .*first_version_date = 'March 2025'"):
+        snapshot.check_samples(later)
+    assert validated == [3]
+    snapshot.check_samples({"arxiv__papers": later["arxiv__papers"][1:]})  # the others pass
+    target.close()
+
+
+@pytest.mark.build
+def test_a_build_from_a_snapshot_whose_sample_fails_publishes_nothing(tmp_path, monkeypatch):
+    """The bundled snapshot with one paper misdated (checksums kept true): the build stops,
+    naming the record, and leaves no warehouse, release, report or site."""
+    shutil.copytree(ROOT / "snapshot", tmp_path / "snap")
+    misdate_first_paper(tmp_path / "snap")
+    monkeypatch.setenv("TRACKER_WAREHOUSE", str(tmp_path / "wh" / "tracker.duckdb"))
+    with pytest.raises(TrackerError, match=r"fail validation:\n  raw.arxiv__papers \S+: .*March"):
+        build.build(tmp_path / "snap", tmp_path / "out" / "release")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["snap", "wh"]
+    assert not [p for p in (tmp_path / "wh").iterdir() if p.suffix == ".duckdb"]

@@ -9,13 +9,13 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
 
 from ingest import processes, settings
 from ingest.errors import TrackerError
-from ingest.landing import validation
 from ingest.project import PROJECT_ROOT, check_seed_text
 from tracker import fingerprint, outputs, release, report_ahead, site, snapshot, warehouse
 from tracker.label import REVIEWS, left_to_review
@@ -247,23 +247,31 @@ def build(
         # job runs the data tests. dbt starts now and parses while the snapshot lands.
         args = ("build", "--full-refresh", "--exclude-resource-type", "unit_test")
         ahead = start_dbt(*args, warehouse=work.path, project=project)
+        samples: dict[str, list[dict]] = {}
         try:
             if snapshot_dir is None:
                 log.info("1/3 building the warehouse as the ingests left it (no snapshot landed)")
             else:
                 log.info("1/3 landing the snapshot %s", snapshot_dir)
-                validation.prepare()  # its imports while dbt parses
                 con = work.connect()
-                landed = snapshot.load(con, snapshot_dir)
+                landed = snapshot.load(con, snapshot_dir, later=samples)
                 con.close()
                 new = sum(c.landed + c.changed for c in landed.values())
                 log.info("    %d tables, %d records new or changed", len(landed), new)
             watch.lap("landing")
             log.info("2/3 dbt build (full output in %s)", log_file())
             report_ahead.ready()  # its process loads matplotlib while dbt runs
-            results = run_dbt(
-                *args, warehouse=work.path, verbose=verbose, project=project, ahead=ahead
-            )
+            # the samples of files landed in bulk are validated while dbt runs (its Python runs
+            # on one core: the other is free); a failing one stops the build, and is what it
+            # names even if dbt failed too (on the records the sample stands for)
+            with ThreadPoolExecutor(1) as pool:
+                checked = pool.submit(snapshot.check_samples, samples)
+                try:
+                    results = run_dbt(
+                        *args, warehouse=work.path, verbose=verbose, project=project, ahead=ahead
+                    )
+                finally:
+                    checked.result()
             log.info("    %s", _summary(results))
             watch.lap("dbt")
             log.info("3/3 writing the release, the report and the site")

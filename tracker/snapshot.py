@@ -11,8 +11,9 @@ they landed, loading runs each table's suite on a sample of its records, not on 
 an empty table DuckDB lands the file in bulk (tracker/snapshot_bulk.py, about
 ``VALIDATED_SAMPLE`` records validated); into a table that holds records, or when the bulk path
 declines a file, records land one by one, a sample of each chunk (or, for a declined file,
-every record) validated, and every record whose envelope is broken. Records landed by the
-ingesters always get the whole suite.
+every record) validated, and every record whose envelope is broken. The main job validates
+the bulk files' samples while dbt runs (``load``'s ``later``, then ``check_samples``). Records
+landed by the ingesters always get the whole suite.
 """
 
 import gzip
@@ -211,9 +212,17 @@ def _is_empty(con: duckdb.DuckDBPyConnection, table: str) -> bool:
     return not con.execute(f"select count(*) from raw.{sql.raw_table(table)}").fetchall()[0][0]
 
 
-def load(con: duckdb.DuckDBPyConnection, snapshot_dir: Path = SNAPSHOT_DIR) -> dict[str, Counts]:
+def load(
+    con: duckdb.DuckDBPyConnection,
+    snapshot_dir: Path = SNAPSHOT_DIR,
+    later: dict[str, list[dict]] | None = None,
+) -> dict[str, Counts]:
     """Land the snapshot (idempotently) and return what each raw table gained; stop, naming the
-    table, when it lacks one the dbt sources read or when validation held records back."""
+    table, when it lacks one the dbt sources read or when validation held records back.
+
+    Given ``later``, the samples of files landed in bulk are put there instead of validated
+    (Great Expectations' imports and the sample's suite take some two seconds): the main job
+    validates them with ``check_samples`` while dbt runs, and publishes nothing they fail."""
     tables = manifest(snapshot_dir)
     ensure_all_raw_tables(con)
     LOADED.ensure(con)
@@ -233,7 +242,7 @@ def load(con: duckdb.DuckDBPyConnection, snapshot_dir: Path = SNAPSHOT_DIR) -> d
                 continue
             path, empty = snapshot_dir / entry["file"], _is_empty(con, table)
             counts = empty and snapshot_bulk.land_file(
-                con, run, table, path, entry["records"], VALIDATED_SAMPLE
+                con, run, table, path, entry["records"], VALIDATED_SAMPLE, later
             )
             if not counts:  # declined by the bulk path: every record gets the whole suite
                 source, _, entity = table.partition("__")
@@ -251,3 +260,23 @@ def load(con: duckdb.DuckDBPyConnection, snapshot_dir: Path = SNAPSHOT_DIR) -> d
             + "; `tracker review` lists them and why. The rest was landed."
         )
     return results
+
+
+def check_samples(samples: dict[str, list[dict]]) -> None:
+    """Validate the samples ``load`` set aside, and stop, naming the first records that fail:
+    a file can match the manifest's checksum and still not be what the tracker exported (a
+    manifest rewritten to match a broken file)."""
+    failed = []
+    for table, rows in sorted(samples.items()):
+        failed += [
+            f"raw.{table} {rows[f.row]['key']}: {f.expectation}: {f.detail}"
+            for f in validation.validate(table, rows)
+        ]
+    if failed:
+        raise TrackerError(
+            "the snapshot has records that fail validation:\n  "
+            + "\n  ".join(failed[:10])
+            + "\nnothing was published; restore the snapshot (`git checkout -- snapshot/`) or "
+            "re-export it (`tracker snapshot load` lands it record by record and holds each "
+            "failing record for `tracker review`)"
+        )

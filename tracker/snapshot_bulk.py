@@ -68,12 +68,20 @@ from {STAGED}
 
 
 def land_file(
-    con: duckdb.DuckDBPyConnection, run: Run, table: str, path: Path, records: int, sample: int
+    con: duckdb.DuckDBPyConnection,
+    run: Run,
+    table: str,
+    path: Path,
+    records: int,
+    sample: int,
+    later: dict[str, list[dict]] | None = None,
 ) -> Counts | None:
     """Land the verified file ``path`` (``records`` lines, per the manifest) into the empty
     ``raw.<table>`` (a name the manifest check passed) in the caller's run, validating about
     ``sample`` of its records; None, having written nothing, when the file is not plainly an
-    export (see the module docstring)."""
+    export (see the module docstring). Given ``later``, the sample is not validated here but
+    put in ``later[table]``, and the caller must validate it before anything it builds on these
+    records is published (tracker/snapshot.py's ``check_samples``)."""
     [(limit,)] = con.execute("select current_setting('memory_limit')").fetchall()
     try:
         con.execute("set memory_limit = ?", [MEMORY_LIMIT])
@@ -82,7 +90,8 @@ def land_file(
             f"select count(*), count(distinct record_key) from {STAGED}"
         ).fetchall()
         odd = count != records or any(con.execute(ODD).fetchall()[0])
-        if odd or not _sample_passes(con, table, count, sample):
+        rows = [] if odd else _sample(con, count, sample)
+        if odd or (later is None and validation.validate(table, rows)):
             log.info("%s is not plainly an export: every record gets the whole suite", path)
             return None
         cols = ", ".join(RAW_COLUMNS)
@@ -92,6 +101,8 @@ def land_file(
                 f"source, origin, fetched_at, ingester_version, ? from {STAGED}",
                 [run.run_id],
             )
+        if later is not None:
+            later[table] = rows
     except duckdb.Error as exc:
         log.debug("%s is landed record by record: %s", path, exc)
         return None
@@ -103,8 +114,8 @@ def land_file(
     return counts
 
 
-def _sample_passes(con: duckdb.DuckDBPyConnection, table: str, count: int, sample: int) -> bool:
-    """Whether about ``sample`` records spread through the file pass the table's suite."""
+def _sample(con: duckdb.DuckDBPyConnection, count: int, sample: int) -> list[dict]:
+    """About ``sample`` records spread through the file, as the table's suite reads them."""
     stride = max(1, -(-count // sample))
     rows = []
     for key, text, sha in con.execute(
@@ -113,4 +124,4 @@ def _sample_passes(con: duckdb.DuckDBPyConnection, table: str, count: int, sampl
     ).fetchall():
         payload = json.loads(text)
         rows.append({"key": key, "text": text, "payload": payload, "parse_error": None, "sha": sha})
-    return not validation.validate(table, rows)
+    return rows

@@ -87,12 +87,6 @@ def _batch_definition():
     return asset.add_batch_definition_whole_dataframe("whole_batch")
 
 
-def prepare() -> None:
-    """Import Great Expectations and make its context now (a second or two of imports), while
-    another process works (the main job's dbt parsing the project), before the first batch."""
-    _batch_definition()
-
-
 def _columns(name: str) -> list[str]:
     """Payload fields the suite refers to (so absent fields become nulls, not a missing column)."""
     cols = []
