@@ -262,10 +262,10 @@ def build(
             log.info("2/3 dbt build (full output in %s)", log_file())
             report_ahead.ready()  # its process loads matplotlib while dbt runs
             # the samples of files landed in bulk are validated while dbt runs (its Python runs
-            # on one core: the other is free); a failing one stops the build, and is what it
-            # names even if dbt failed too (on the records the sample stands for)
+            # on one core: the other is free); a failing one stops dbt and the build, and is what
+            # the build names, whatever dbt said
             with ThreadPoolExecutor(1) as pool:
-                checked = pool.submit(snapshot.check_samples, samples)
+                checked = pool.submit(_check_samples, samples, ahead)
                 try:
                     results = run_dbt(
                         *args, warehouse=work.path, verbose=verbose, project=project, ahead=ahead
@@ -306,6 +306,16 @@ def build(
         fingerprint.remember(fingerprint_record(), inputs, warehouse_path())
     watch.lap("publish")
     log.info("built in %s; warehouse %s", watch, warehouse_path())
+
+
+def _check_samples(samples: dict[str, list[dict]], dbt: subprocess.Popen) -> None:
+    """``snapshot.check_samples``, and when one fails, dbt stopped at once: its build will not
+    be published."""
+    try:
+        snapshot.check_samples(samples)
+    except TrackerError:
+        stop_dbt(dbt)
+        raise
 
 
 class Stopwatch:
