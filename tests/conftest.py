@@ -259,8 +259,11 @@ def file_of(nodeid: str) -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if config.getoption("store_durations") and not os.environ.get("PYTEST_XDIST_WORKER"):
-        config.pluginmanager.register(DurationStore(), "tracker-durations")
+    if not config.getoption("store_durations") or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    if config.getoption("markexpr") or config.getoption("keyword"):
+        raise pytest.UsageError("--store-durations needs whole files: leave out -m and -k")
+    config.pluginmanager.register(DurationStore(), "tracker-durations")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
