@@ -288,19 +288,29 @@ def twelve_papers(con, tmp_path, validated, title="A paper"):
     snapshot.export(con, tmp_path / "snap")
 
 
-def break_record(folder, index, title=None):
-    """Make one record's payload a list (and, with ``title``, retitle every other), keeping
-    the manifest's checksum true to the file."""
+def edit_papers(folder, edit) -> None:
+    """Rewrite the arxiv__papers file's lines with ``edit``, keeping the manifest's checksum
+    true to the file."""
     path = folder / "arxiv__papers.jsonl.gz"
     lines = [json.loads(line) for line in gzip.decompress(path.read_bytes()).splitlines()]
-    for line in lines:
-        line["payload"]["title"] = title or line["payload"]["title"]
-    lines[index]["payload"] = ["not", "an", "object"]
-    data = gzip.compress("".join(json.dumps(line) + "\n" for line in lines).encode())
+    edit(lines)
+    text = "".join(json.dumps(line, sort_keys=True) + "\n" for line in lines)
+    data = gzip.compress(text.encode(), mtime=0)
     path.write_bytes(data)
     manifest = manifest_of(folder)
     manifest["tables"]["arxiv__papers"]["sha256"] = hashlib.sha256(data).hexdigest()
     rewrite(folder, manifest)
+
+
+def break_record(folder, index, title=None):
+    """Make one record's payload a list (and, with ``title``, retitle every other)."""
+
+    def edit(lines):
+        for line in lines:
+            line["payload"]["title"] = title or line["payload"]["title"]
+        lines[index]["payload"] = ["not", "an", "object"]
+
+    edit_papers(folder, edit)
 
 
 def test_a_fresh_warehouse_lands_a_verified_file_in_bulk_on_a_validated_sample(
@@ -338,19 +348,14 @@ def test_a_changed_file_is_validated_on_a_sample_and_every_broken_record(con, tm
 
 def misdate_first_paper(folder):
     """Give the first record (always in the sample) a date the suite refuses, its content hash
-    and the manifest's checksum kept true: a file only validation can tell from an export."""
-    path = folder / "arxiv__papers.jsonl.gz"
-    lines = [json.loads(line) for line in gzip.decompress(path.read_bytes()).splitlines()]
-    lines[0]["payload"]["first_version_date"] = "March 2025"
-    lines[0]["content_sha256"] = hashlib.sha256(
-        canonical_json(lines[0]["payload"]).encode()
-    ).hexdigest()
-    text = "".join(json.dumps(line, sort_keys=True) + "\n" for line in lines)
-    data = gzip.compress(text.encode(), mtime=0)
-    path.write_bytes(data)
-    manifest = manifest_of(folder)
-    manifest["tables"]["arxiv__papers"]["sha256"] = hashlib.sha256(data).hexdigest()
-    rewrite(folder, manifest)
+    kept true: a file only validation can tell from an export."""
+
+    def edit(lines):
+        lines[0]["payload"]["first_version_date"] = "March 2025"
+        text = canonical_json(lines[0]["payload"])
+        lines[0]["content_sha256"] = hashlib.sha256(text.encode()).hexdigest()
+
+    edit_papers(folder, edit)
 
 
 def test_a_sample_set_aside_lands_its_file_and_stops_the_check_that_follows(
