@@ -186,7 +186,7 @@ def test_kill_9_of_an_ingest_stops_its_workers_and_the_next_run_lands_it_all_onc
 
 
 # People at the SQL prompt during a build, each its own process: one holds a connection open
-# throughout (HELD), one opens a new connection every tenth of a second (FRESH). Every answer is
+# throughout (HELD), one opens a new connection every quarter of a second (FRESH). Every answer is
 # written down. (Within one process DuckDB shares one open file among its connections, so a
 # process still holding a connection keeps seeing the state it opened.)
 READER = """
