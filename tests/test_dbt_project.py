@@ -71,8 +71,8 @@ def test_every_mart_has_an_enforced_contract_and_a_primary_key_no_data_test_repe
     warehouse enforces (dbt-duckdb writes the contract's constraints into the table's DDL), as it
     enforces not-null columns and each coded column's values (a check constraint). A data test
     that repeats an enforced constraint checks nothing more and costs every build a dbt node, so
-    there is none: not_null or unique on a key or not-null column, unique_combination on the key,
-    accepted_values where a check constraint lists the values."""
+    there is none: not_null or unique on a key or not-null column, a `rules` test's unique on the
+    key, accepted_values where a check constraint lists the values."""
     for name, model in yaml_models("marts").items():
         assert model["config"]["contract"]["enforced"] is True, name
         assert all(c.get("data_type") for c in model["columns"]), name
@@ -86,12 +86,16 @@ def test_every_mart_has_an_enforced_contract_and_a_primary_key_no_data_test_repe
             if enforced & {"primary_key", "unique"}:
                 assert "unique" not in tests, f"{name}.{column['name']}: unique is enforced"
             assert "accepted_values" not in str(tests), f"{name}.{column['name']}: use a check"
-        combined = [
-            sorted(t["unique_combination"]["arguments"]["columns"])
+        rules = [
+            t["rules"]["arguments"]
             for t in model.get("data_tests", [])
-            if isinstance(t, dict) and "unique_combination" in t
+            if isinstance(t, dict) and "rules" in t
         ]
-        assert sorted(key) not in combined, f"{name}: its key is enforced"
+        unique = [
+            sorted([u] if isinstance(u, str) else u) for r in rules for u in r.get("unique", [])
+        ]
+        assert sorted(key) not in unique, f"{name}: its key is enforced"
+        assert not [r for r in rules if "accepted_values" in r], f"{name}: use a check"
 
 
 @pytest.mark.build

@@ -18,7 +18,7 @@ from ingest.landing.raw import ensure_all_raw_tables
 from tests.conftest import dated_commits, tracker
 from tests.test_pool import project as pool_project
 from tracker import discover, site
-from tracker.build import dbt_command
+from tracker.build import DATA_ONLY, dbt_command
 
 # a SYNTHETIC vocabulary: two other frameworks' reviewed rows and a catalog of synthetic methods
 CATALOG = [
@@ -292,7 +292,7 @@ def test_a_framework_added_with_only_its_repository_row_gets_its_landings(tmp_pa
     finally:
         con.close()
     done = subprocess.run(
-        dbt_command("build", "--exclude-resource-type", "unit_test", project=copy),
+        dbt_command("build", *DATA_ONLY, project=copy),
         capture_output=True,
         text=True,
         env={**os.environ, "TRACKER_WAREHOUSE": str(warehouse)},

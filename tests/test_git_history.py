@@ -12,7 +12,7 @@ from ingest.errors import TrackerError
 from ingest.git import frameworks
 from ingest.git.history import Location, Miner, State, open_repository
 from ingest.landing.raw import latest_payloads
-from tracker.build import copy_project, run_dbt
+from tracker.build import DATA_ONLY, copy_project, run_dbt
 from tracker.warehouse import connect
 
 LOCATIONS = [
@@ -433,7 +433,7 @@ def test_an_unmapped_option_stops_dbt_build_and_is_named(history, warehouse, mon
     with pytest.raises(
         TrackerError, match="`dbt build --exclude-resource-type unit_test` failed"
     ) as failed:
-        run_dbt("build", "--exclude-resource-type", "unit_test", project=copy)
+        run_dbt("build", *DATA_ONLY, project=copy)
     out = str(failed.value)
     assert "detected option(s) have no mapping in seeds/option_names.csv" in out
     assert "verl | loss_mode | mystery_loss" in out

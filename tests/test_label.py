@@ -22,9 +22,8 @@ from ingest.landing.runs import ingest_run
 from tests.conftest import ROOT, paper, tracker
 
 # the SYNTHETIC GitHub record that module builds, once per run
-from tests.test_public_record import SYNTHETIC, built  # noqa: F401
+from tests.test_public_record import SYNTHETIC, build_by_hand, built  # noqa: F401
 from tracker import label
-from tracker.build import dbt_command, dbt_place
 
 REVIEW_SEEDS = (
     "paper_labels",
@@ -476,15 +475,7 @@ def record(built, tmp_path):  # noqa: F811
         assert done.returncode == 0, done.stderr
 
     def dbt_build(*args: str) -> None:
-        folder, name = dbt_place(warehouse)  # named as the record's build: its parse is reused
-        done = subprocess.run(
-            dbt_command("build", "--exclude-resource-type", "unit_test", *args, project=project),
-            capture_output=True,
-            text=True,
-            env={**env, "TRACKER_WAREHOUSE": name},
-            cwd=folder,
-        )
-        assert done.returncode == 0, done.stdout[-3000:]
+        build_by_hand(project, warehouse, *args)
 
     seeds = ["--seeds", str(project / "seeds"), "--reviewer", "synthetic"]
     return (

@@ -10,7 +10,7 @@ import pytest
 
 from ingest.git import frameworks
 from tests.conftest import ROOT, VERL_CONFIG, tracker
-from tracker.build import dbt_command, run_dbt
+from tracker.build import DATA_ONLY, dbt_command, run_dbt
 from tracker.warehouse import connect
 
 
@@ -53,8 +53,7 @@ def test_a_landing_its_removal_and_the_fragment_come_from_the_history(tmp_path, 
     # the marts asserted on and everything they are built from, with the tests of those alone
     run_dbt(
         "build", "--full-refresh", "--indirect-selection", "cautious", "--select",
-        "+method_frameworks", "+option_equivalents", "+option_events", "+methods",
-        "--exclude-resource-type", "unit_test",
+        "+method_frameworks", "+option_equivalents", "+option_events", "+methods", *DATA_ONLY,
     )  # fmt: skip
     [gspo] = rows(
         warehouse,
@@ -273,8 +272,7 @@ def test_a_setting_the_framework_does_not_declare_stops_the_build_and_is_named(t
             "cautious",
             "--select",
             "+option_equivalents",
-            "--exclude-resource-type",
-            "unit_test",
+            *DATA_ONLY,
         ),  # fmt: skip
         capture_output=True,
         text=True,

@@ -26,7 +26,7 @@ from tests.conftest import LocalServer, dated_commits, made_once, paper
 from tests.test_pool import history
 from tests.test_pool import project as pool_project
 from tracker import release
-from tracker.build import dbt_command, dbt_place
+from tracker.build import DATA_ONLY, dbt_command, dbt_place
 
 pytestmark = pytest.mark.network_stand_in  # and build, by its own `built`
 
@@ -192,10 +192,15 @@ def make_record(tmp: Path) -> None:
     finally:
         con.close()
         server.stop()
-    folder, name = dbt_place(warehouse)  # as the tracker runs dbt: copies reuse this parse
+    build_by_hand(copy, warehouse)
+
+
+def build_by_hand(project: Path, warehouse: Path, *args: str) -> None:
+    """`dbt build` of the data (the SQL's unit tests run once, in tests/test_dbt_project.py),
+    run as the tracker runs dbt: a copy of the record's warehouse reuses the record's parse."""
+    folder, name = dbt_place(warehouse)
     done = subprocess.run(
-        # the data alone: the SQL's unit tests run once, in tests/test_dbt_project.py
-        dbt_command("build", "--exclude-resource-type", "unit_test", project=copy),
+        dbt_command("build", *DATA_ONLY, *args, project=project),
         capture_output=True,
         text=True,
         env={"TRACKER_WAREHOUSE": name, "PATH": "/usr/bin:/bin", "DBT_LOG_LEVEL_FILE": "none"},

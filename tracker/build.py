@@ -22,6 +22,9 @@ from tracker.label import REVIEWS, left_to_review
 from tracker.warehouse import warehouse_path
 
 log = logging.getLogger(__name__)
+# unit tests check the SQL's rules, not the data: CI runs them (as dbt advises), the main job and
+# every build on other data run the data tests alone
+DATA_ONLY = ("--exclude-resource-type", "unit_test")
 TIMESTAMP = re.compile(r"^\d\d:\d\d:\d\d\s+")  # how dbt starts each line it prints
 
 
@@ -243,9 +246,8 @@ def build(
         release.compared_release(previous) as compare_with,
         warehouse.writing("build", publish_on_error=False) as work,
     ):
-        # unit tests check the SQL's rules, not the data: CI runs them (as dbt advises), the main
-        # job runs the data tests. dbt starts now and parses while the snapshot lands.
-        args = ("build", "--full-refresh", "--exclude-resource-type", "unit_test")
+        # dbt starts now and parses while the snapshot lands
+        args = ("build", "--full-refresh", *DATA_ONLY)
         ahead = start_dbt(*args, warehouse=work.path, project=project)
         samples: dict[str, list[dict]] = {}
         try:
