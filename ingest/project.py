@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import date
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -21,6 +22,13 @@ INSTALLED_ROOT = Path(__file__).resolve().parent.parent  # the checkout this cod
 PROJECT_ROOT = settings.project_dir() or INSTALLED_ROOT
 SEEDS = PROJECT_ROOT / "seeds"
 DBT_PROJECT = PROJECT_ROOT / "dbt_project.yml"
+
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~10x faster
+
+
+def read_yaml(path: Path) -> Any:
+    """A YAML file of the project (dbt's, the seeds' tests), safely and with libyaml."""
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=YAML_LOADER)
 
 
 def read_seed(name: str) -> list[dict[str, str]]:
@@ -63,7 +71,7 @@ class Pool:
 def pool() -> Pool:
     """The pool as dbt_project.yml's vars (pool_from, pool_to, pool_categories) define it."""
     try:
-        variables = yaml.safe_load(DBT_PROJECT.read_text(encoding="utf-8"))["vars"]
+        variables = read_yaml(DBT_PROJECT)["vars"]
         return Pool(
             date.fromisoformat(variables["pool_from"]),
             date.fromisoformat(variables["pool_to"]),
@@ -79,8 +87,8 @@ def pool() -> Pool:
 def is_project(folder: Path) -> bool:
     """Whether ``folder`` is a checkout of this tracker: its dbt project has this one's name."""
     try:
-        found = yaml.safe_load((folder / "dbt_project.yml").read_text(encoding="utf-8"))
-        ours = yaml.safe_load((INSTALLED_ROOT / "dbt_project.yml").read_text(encoding="utf-8"))
+        found = read_yaml(folder / "dbt_project.yml")
+        ours = read_yaml(INSTALLED_ROOT / "dbt_project.yml")
     except (OSError, yaml.YAMLError):
         return False
     return isinstance(found, dict) and isinstance(ours, dict) and found.get("name") == ours["name"]

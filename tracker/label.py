@@ -27,6 +27,7 @@ import yaml
 
 from ingest.csvfiles import read_header, read_rows
 from ingest.errors import TrackerError
+from ingest.project import read_yaml
 from tracker import outputs
 
 REVIEWS = ("papers", "failures", "proposals", "concerns", "features", "options")
@@ -139,7 +140,7 @@ def accepted_values(seeds: Path, seed: str, column: str) -> list[str]:
     accepted_values): the codes the build accepts are the codes offered."""
     path = seeds / "_seeds.yml"
     try:
-        for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["seeds"]:
+        for entry in read_yaml(path)["seeds"]:
             for test in entry.get("data_tests", []) if entry["name"] == seed else []:
                 if isinstance(test, dict) and "rules" in test:
                     codes = test["rules"]["arguments"].get("accepted_values", {})

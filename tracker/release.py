@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import yaml
 
 from ingest import __version__, sql
 from ingest.errors import TrackerError
-from ingest.project import PROJECT_ROOT
+from ingest.project import PROJECT_ROOT, read_yaml
 from tracker import changes, download, outputs, release_files
 from tracker.checksums import sha256_file
 from tracker.release_files import Release
@@ -52,7 +51,7 @@ def mart_docs() -> dict[str, dict[str, Any]]:
     is built for a command and never released."""
     docs = {}
     for path in sorted(MARTS_DIR.glob("*.yml")):
-        for model in (yaml.safe_load(path.read_text()) or {}).get("models", []):
+        for model in (read_yaml(path) or {}).get("models", []):
             if (model.get("config") or {}).get("meta", {}).get("released") is False:
                 continue
             docs[model["name"]] = {

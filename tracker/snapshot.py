@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import yaml
 
 from ingest import __version__, sql
 from ingest.errors import TrackerError
@@ -35,7 +34,7 @@ from ingest.landing import validation
 from ingest.landing.raw import Record, ensure_all_raw_tables, land_batch
 from ingest.landing.runs import Counts, ingest_run
 from ingest.landing.state import StateTable
-from ingest.project import PROJECT_ROOT
+from ingest.project import PROJECT_ROOT, read_yaml
 from tracker import outputs, snapshot_bulk
 from tracker.checksums import verify_file
 
@@ -74,7 +73,7 @@ def dbt_raw_tables() -> list[str]:
     """The raw tables the dbt sources read that the snapshot carries (local-only ones never)."""
     found = set()
     for path in (PROJECT_ROOT / "models").rglob("_*__sources.yml"):
-        for source in (yaml.safe_load(path.read_text()) or {}).get("sources", []):
+        for source in (read_yaml(path) or {}).get("sources", []):
             if source.get("schema") == "raw":
                 found |= {t.get("identifier", t["name"]) for t in source.get("tables", [])}
     return sorted(t for t in found if not validation.is_local_only(t))

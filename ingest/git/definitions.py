@@ -36,7 +36,6 @@ import yaml
 from ingest.git import blocks, statements
 from ingest.git.extractors import (
     ARGUMENT_CALLS,
-    YAML_LOADER,
     ExtractionError,
     _choice_values,
     _classes,
@@ -50,6 +49,7 @@ from ingest.git.extractors import (
     argument,
     walk_near,
 )
+from ingest.project import YAML_LOADER
 
 MAX_DEPTH = 8  # nesting of config classes followed from a root
 MAX_DEFAULT = 80  # a longer default is text (a prompt, a chat template), not a setting: not kept

@@ -49,6 +49,7 @@ from typing import Any
 import yaml
 
 from ingest.git import blocks
+from ingest.project import YAML_LOADER
 
 
 class ExtractionError(Exception):
@@ -543,9 +544,6 @@ def _parse_yaml(source: str) -> Any:
         return yaml.load(source, Loader=YAML_LOADER)
     except yaml.YAMLError as exc:
         raise ExtractionError(f"YAML does not parse: {exc}".splitlines()[0]) from None
-
-
-YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~10x faster
 
 
 def yaml_keys(source: str, selector: str, field: str) -> list[Observation]:
