@@ -1,7 +1,8 @@
 """Benchmark: mining framework histories, against plain `git log` (the floor) and PyDriller.
 
 For each repository given, in this one run:
-  (a) ours: `tracker ingest frameworks` into a temporary warehouse (a fresh process, full history);
+  (a) ours: `tracker ingest frameworks` into a temporary warehouse (a fresh process, full history,
+      the default --jobs: the walk goes to a worker while the command gets validation ready);
   (b) floor: `git log --first-parent --name-status <main> -- <location pathspecs>`;
   (c) PyDriller doing the same work: the same first-parent commits (PyDriller has no first-parent
       walk, so it walks main and keeps those), the text of every file they changed for the
@@ -108,7 +109,7 @@ def main() -> None:
     parser.add_argument("--skip-pydriller", action="store_true")
     args = parser.parse_args()
     repos = dict(r.split("=", 1) for r in args.repos)
-    python = sys.executable
+    python, jobs = sys.executable, os.cpu_count() or 1  # the command's default --jobs
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, path in repos.items():
@@ -126,7 +127,7 @@ def main() -> None:
                     *pathspecs(name),
                 ]
             )
-            ours, cpu, _ = ingest(python, {name: path}, Path(tmp) / f"{name}.duckdb", 1)
+            ours, cpu, _ = ingest(python, {name: path}, Path(tmp) / f"{name}.duckdb", jobs)
             driller = float("nan")
             if not args.skip_pydriller:
                 driller, _, _ = measured([python, __file__, "--pydriller-child", name, path])
@@ -136,10 +137,8 @@ def main() -> None:
                 f"PyDriller {driller:.1f} s",
                 file=sys.stderr,
             )
-        together, _, together_mib = ingest(
-            python, repos, Path(tmp) / "all.duckdb", os.cpu_count() or 1
-        )
-        noop, noop_cpu, _ = ingest(python, repos, Path(tmp) / "all.duckdb", os.cpu_count() or 1)
+        together, _, together_mib = ingest(python, repos, Path(tmp) / "all.duckdb", jobs)
+        noop, noop_cpu, _ = ingest(python, repos, Path(tmp) / "all.duckdb", jobs)
     print(
         f"{'framework':10} {'ours s':>8} {'git log s':>10} {'PyDriller s':>12} "
         f"{'ours/git log':>13} {'PyDriller/ours':>15} {'ours CPU s':>11}"
@@ -151,7 +150,7 @@ def main() -> None:
             f"{driller / ours:15.1f} {cpu:11.1f}"
         )
     print(
-        f"all in one run (--jobs {os.cpu_count()}): {together:.1f} s, "
+        f"all in one run (--jobs {jobs}): {together:.1f} s, "
         f"{together / total[1]:.1f}x git log, PyDriller {total[2] / together:.1f}x ours; "
         f"peak memory {together_mib:.0f} MiB"
     )

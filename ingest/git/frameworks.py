@@ -41,6 +41,7 @@ from ingest.landing.raw import (
     latest_payloads,
     transaction,
 )
+from ingest.landing import validation
 from ingest.landing.runs import Counts, ingest_run
 from ingest.landing.state import StateTable
 from ingest.project import read_seed
@@ -350,7 +351,8 @@ def ingest_all(
     con: duckdb.DuckDBPyConnection, sources: dict[str, str | None], jobs: int, again: bool = False
 ) -> Iterator[tuple[str, FrameworkSummary | TrackerError]]:
     """Ingest several frameworks, walking up to ``jobs`` histories at once in worker processes
-    (the walks are independent and CPU-bound); only this process writes the warehouse.
+    (the walks are independent and CPU-bound; a single walk goes to a worker too, while this
+    process gets validation ready); only this process writes the warehouse.
     Yields each framework's summary, or the error that stopped it (the others go on). However
     this process ends, its workers end with it (ingest/processes.py); their progress is shown
     here (ingest/progress.py). With ``again`` each is mined from its root anew."""
@@ -363,7 +365,7 @@ def ingest_all(
     for name in [name for name, chosen in plans.items() if chosen.current]:
         yield name, _landed(con, plans[name], Mined())
         del plans[name]
-    if jobs <= 1 or len(plans) <= 1:
+    if jobs <= 1 or not plans:
         for name, chosen in plans.items():
             yield name, _landed(con, chosen, _walk(chosen)[1])
         return
@@ -376,7 +378,9 @@ def ingest_all(
         context.Pool(workers, initializer=_start_worker, initargs=(write_fd,)) as pool,
         progress.relayed(read_fd, write_fd),
     ):
-        for name, walked in pool.imap_unordered(_walk, longest_first):
+        walks = pool.imap_unordered(_walk, longest_first)
+        validation.warm_up()  # while the workers walk (even one walk leaves a core to it)
+        for name, walked in walks:
             yield name, _landed(con, plans[name], walked)
         # workers told to finish end on their own; terminating them (what leaving the block
         # does) kills one that may hold the pool's task-queue lock, and a sibling waiting for

@@ -72,6 +72,12 @@ def _suite(name: str):
     )
 
 
+def warm_up() -> None:
+    """Import Great Expectations (about 2 s) now, while another process does other work, rather
+    than when the first batch waits for it."""
+    _batch_definition()
+
+
 @cache
 def _batch_definition():
     import great_expectations as gx
