@@ -121,7 +121,7 @@ READS = [
 
 def whole(monkeypatch):
     """Read files whole, as before pieces, for comparison."""
-    monkeypatch.setattr(blocks, "read_pieces", lambda *args: None)
+    monkeypatch.setattr(blocks, "read_pieces", lambda *args, **kwargs: None)
 
 
 @pytest.mark.parametrize("extractor, selector", READS)
@@ -162,11 +162,13 @@ def test_the_cut_keeps_strings_brackets_and_decorated_definitions_whole():
 
 def test_a_cut_inside_brackets_is_refused_and_the_file_read_whole():
     """A line at column 0 inside brackets looks like a statement; the pieces on either side of
-    it do not parse, so the file is read whole and nothing is lost."""
+    it do not parse, so a reader of them reads the file whole and nothing is lost."""
     source = SOURCE.replace(
         'MODES = [\n    "listed",\n]', 'MODES = [\n"listed",\n"at_column_0",\n]'
     )
-    assert blocks.pieces(source) is None
+    assert (
+        blocks.read_pieces(source, blocks.holding("MODES"), ("probe",), lambda p, tree: []) is None
+    )
     found = extractors.constant(source, "MODES", "mode")
     assert [o.value for o in found] == ["listed", "at_column_0"]
     assert extractors.compare(source, "loss_type", "f") == extractors.compare(
@@ -174,13 +176,40 @@ def test_a_cut_inside_brackets_is_refused_and_the_file_read_whole():
     )
 
 
-def test_a_file_that_does_not_parse_fails_as_a_whole_file_does():
-    broken = SOURCE + "\ndef unfinished(:\n"
-    assert blocks.pieces(broken) is None
+def test_a_file_that_does_not_parse_where_it_is_read_fails_as_a_whole_file_does():
+    broken = SOURCE + "\ndef unfinished(config:\n    return config.loss_type\n"
     with pytest.raises(extractors.ExtractionError):
         extractors.compare(broken, "loss_type", "field")
+    broken_field = SOURCE + "\nclass Late:\n    mode: str = (\n"
     with pytest.raises(extractors.ExtractionError):
-        definitions.declared_defaults(broken, "config.py", "classes")
+        definitions.declared_defaults(broken_field, "config.py", "classes")
+    with pytest.raises(extractors.ExtractionError):
+        extractors.declared_field(broken_field, "Late.mode", "mode")
+
+
+def test_a_method_no_reader_looks_into_is_not_parsed(monkeypatch):
+    """A function holding none of a reader's words, and no class or flag, is skipped unparsed:
+    even one that does not parse changes no reading."""
+    parsed = []
+    real = ast.parse
+    monkeypatch.setattr(
+        blocks.ast, "parse", lambda text, *a, **k: parsed.append(text) or real(text)
+    )
+    unrelated = SOURCE.replace(
+        "    def compute_loss(self, logits):", "    def compute_loss(self, logits:"
+    ).replace("def parser():", "def helper(:\n    pass\n\n\ndef parser():")
+    for extractor, selector in [
+        (extractors.compare, "loss_type"),
+        (extractors.enum, "AdvantageEstimator"),
+        (extractors.declared_field, "Trainer.mode"),
+        (extractors.declared_field, "--clip"),
+        (extractors.behaviour, "body:vanilla_loss~seq-mean-token-sum"),
+    ]:
+        assert extractor(unrelated, selector, "f") == extractor(SOURCE, selector, "f")
+    assert definitions.declared_defaults(
+        unrelated, "config.py", "classes"
+    ) == definitions.declared_defaults(SOURCE, "config.py", "classes")
+    assert not [text for text in parsed if "helper" in text or "logits:" in text]
 
 
 def test_a_new_version_parses_only_the_statement_that_changed(monkeypatch):

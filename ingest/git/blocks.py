@@ -3,13 +3,14 @@
 A history walk reads the same trainer or config module at hundreds of commits, and most commits
 change one or two of its functions. Parsing the whole file at every version was most of a walk's
 cost. Here a file is cut into its top-level statements, and a top-level class into its members;
-each piece is parsed once in the whole walk (keyed by its text), and what an extractor reads from
-a piece is kept, so an unchanged function is neither parsed nor read again.
+a piece is parsed when an extractor wants it, once in the whole walk (keyed by its text), and
+what the extractor reads from it is kept, so an unchanged function is neither parsed nor read
+again, and a method no extractor wants is never parsed.
 
 The cut is made from the text alone (lines that start a statement at the indentation of the
 level), so it can be wrong inside a string or brackets. A wrong cut always leaves a piece that
-does not parse on its own (it ends inside the string or brackets), and every piece is parsed once:
-when any piece fails, the caller reads the file whole, as before, with the same errors.
+does not parse on its own (it ends inside the string or brackets): when a piece an extractor
+wants fails, the extractor reads the file whole, as before, with the same errors.
 """
 
 import ast
@@ -27,6 +28,10 @@ _INDENT = re.compile(r" *")
 _CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")  # part of the statement above
 _DEFINES = re.compile(r"(?:async\s+def|def|class)\b")
 _HEADER = re.compile(r"(?:@[^\n]*\n)*class\s+(\w+)[^\n]*:\n")  # one line each
+# a function's definition: comments, one-line decorators, then `def` (a decorator over several
+# lines does not match, and the piece counts as something else, which readers of classes read)
+_FUNCTION = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async[ \t]+)?def\b")
+CLASSES = ("class ", "class\t")  # what a piece that defines a class holds
 WRAPPER = "class _:\n"  # a member is parsed inside a class, as it stands in the file
 
 
@@ -40,6 +45,8 @@ class Piece:
     owner: str
     header: bool
     key: bytes  # the digest of all three
+    own: str  # the text as it stands in the file (a member without WRAPPER)
+    function: bool  # the piece defines a function (or method), nothing else
 
 
 class WholeFile(Exception):
@@ -111,16 +118,15 @@ def _line_starts(source: str, level: re.Pattern, indent: int, stretch: tuple) ->
 
 
 @lru_cache(maxsize=4)  # several locations read the same file at the same commit
-def pieces(source: str) -> tuple[Piece, ...] | None:
-    """The file's pieces in order, or None when one of them does not parse on its own (the file
-    is then read whole)."""
+def pieces(source: str) -> tuple[Piece, ...]:
+    """The file's pieces in order, not parsed yet: a piece is parsed when something reads it."""
     strings = _strings(source)
     out: list[Piece] = []
     begin = 0
     for statement in _statements(source, strings, _TOP, 0, (0, len(source))):
         out += _members(source, strings, begin, statement) or [_piece(statement, "")]
         begin += len(statement)
-    return tuple(out) if all(_parses(p) for p in out) else None
+    return tuple(out)
 
 
 def _members(
@@ -128,7 +134,7 @@ def _members(
 ) -> list[Piece] | None:
     """A top-level class (``statement``, at ``begin`` in the file) cut into its header
     (decorators and class line) and members, or None to keep the statement whole: not a class,
-    a header over several lines, or a bad cut."""
+    or a header over several lines."""
     header = _HEADER.match(statement)
     if not header:
         return None
@@ -142,12 +148,13 @@ def _members(
     members += [
         _piece(f"{WRAPPER}{m}", owner) for m in _statements(source, strings, level, indent, span)
     ]
-    return members if all(_parses(m) for m in members) else None
+    return members
 
 
 def _piece(text: str, owner: str, header: bool = False) -> Piece:
     digest = hashlib.sha1(f"{header}|{owner}|{text}".encode()).digest()
-    return Piece(text, owner, header, digest)
+    own = text[len(WRAPPER) :] if owner else text
+    return Piece(text, owner, header, digest, own, bool(_FUNCTION.match(own)))
 
 
 _PARSES: dict[bytes, bool] = {}  # every piece met in the walk: whether it parses on its own
@@ -174,22 +181,38 @@ def _tree(piece: Piece) -> ast.Module:
     return tree
 
 
+def holding(*words: str) -> Callable[[Piece], bool]:
+    """The pieces whose own text holds one of ``words``."""
+    return lambda piece: any(word in piece.own for word in words)
+
+
+def declaring(*words: str) -> Callable[[Piece], bool]:
+    """The pieces that may declare a class, a class's field or enum member, or hold one of
+    ``words``: all but a function (or method) that holds none of them nor a class."""
+    holds = holding(*CLASSES, *words)
+    return lambda piece: bool(piece.owner and not piece.function) or holds(piece)
+
+
 def read_pieces(
-    source: str, words: tuple[str, ...], reader: tuple, read: Callable[[Piece, ast.Module], list]
+    source: str,
+    wanted: Callable[[Piece], bool],
+    reader: tuple,
+    read: Callable[[Piece, ast.Module], list],
 ) -> list[list] | None:
-    """What ``read(piece, tree)`` finds in each piece of ``source`` holding one of ``words``,
-    piece by piece in the file's order; None when the file must be read whole. ``reader`` names
-    ``read`` and its arguments: what it finds in a piece is kept under it."""
-    found = pieces(source)
-    if found is None:
-        return None
+    """What ``read(piece, tree)`` finds in each ``wanted`` piece of ``source``, piece by piece in
+    the file's order. ``reader`` names ``read`` and its arguments: what it finds in a piece is
+    kept under it. None when the file must be read whole: ``read`` asks for it, or a piece it
+    reads does not parse on its own (a wrong cut, or a file that does not parse there). Only
+    the pieces read are parsed: a method no reader wants costs nothing."""
     out: list[list] = []
     try:
-        for piece in found:
-            if not any(word in piece.text for word in words):
+        for piece in pieces(source):
+            if not wanted(piece):
                 continue
             key = (piece.key, reader)
             if key not in _READ:
+                if not _parses(piece):
+                    return None
                 _READ[key] = read(piece, _tree(piece))
             out.append(_READ[key])
     except WholeFile:

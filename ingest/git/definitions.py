@@ -498,7 +498,10 @@ def declared_defaults(text: str, path: str, syntax: str) -> dict[tuple[str, str]
             return declared
         return dict(_defaults(yaml_definitions(text, path)))
     parts = blocks.read_pieces(
-        text, ("",), ("declared",), lambda piece, tree: _own_defaults(tree, piece.text, piece.owner)
+        text,
+        blocks.declaring(*ARGUMENT_CALLS),
+        ("declared",),
+        lambda piece, tree: _own_defaults(tree, piece.text, piece.owner),
     )
     if parts is not None:
         declared = dict(pair for part in parts for pair in part)

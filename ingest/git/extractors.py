@@ -273,7 +273,8 @@ def enum(source: str, selector: str, field: str) -> list[Observation]:
         wrapper = tree.body[0].name  # a member: its class is the wrapper it was parsed in
         return [((selector, name), v) for (cls, name), v in found.items() if cls == wrapper]
 
-    parts = blocks.read_pieces(source, ("",), ("enum", selector), piece_members)
+    reader = ("enum", selector)
+    parts = blocks.read_pieces(source, blocks.declaring(), reader, piece_members)
     if parts is None:
         parts = [list(_enum_values(_parse_python(source)).items())]
     # as one walk of the file makes it: a member met again keeps its place, with its last value
@@ -345,7 +346,7 @@ def compare(source: str, selector: str, field: str) -> list[Observation]:
             raise blocks.WholeFile
         return _compared(piece.text, tree, selector)
 
-    parts = blocks.read_pieces(source, (word,), ("compare", selector), piece_compared)
+    parts = blocks.read_pieces(source, blocks.holding(word), ("compare", selector), piece_compared)
     if parts is None:
         parts = [_compared(source, _parse_python(source), selector)]
     return _choices([value for part in parts for value in part], field, None)
@@ -428,7 +429,8 @@ def declared_field(source: str, selector: str, field: str) -> list[Observation]:
             raise blocks.WholeFile
         return _class_fields(tree.body[:1], wanted, field)  # the wrapper a member sits in
 
-    parts = blocks.read_pieces(source, ("",), ("field", selector, field), piece_fields)
+    reader = ("field", selector, field)
+    parts = blocks.read_pieces(source, blocks.declaring(), reader, piece_fields)
     if parts is None:
         tree = _parse_python(source)
         parts = [_class_fields([c for c in _classes(tree) if c.name == class_name], wanted, field)]
@@ -514,7 +516,10 @@ def _argparse(source: str, flag: str, field: str) -> list[Observation]:
 def _arguments(source: str) -> dict[str, list[Argument]]:
     """Every argument the module declares, by flag, in the order of a depth-first walk."""
     parts = blocks.read_pieces(
-        source, ARGUMENT_CALLS, ("arguments",), lambda p, tree: _declared_arguments(tree, p.text)
+        source,
+        blocks.holding(*ARGUMENT_CALLS),
+        ("arguments",),
+        lambda p, tree: _declared_arguments(tree, p.text),
     )
     if parts is None:
         parts = [_declared_arguments(_parse_python(source), source)]
@@ -597,9 +602,9 @@ def _constant_strings(value: ast.AST | None, part: str) -> list[str]:
 def functions(source: str, selector: str, field: str) -> list[Observation]:
     parts = blocks.read_pieces(
         source,
-        ("def ",),  # what every function holds
+        lambda piece: not piece.owner and "def " in piece.own,  # a top-level function
         ("functions", selector),
-        lambda piece, tree: [] if piece.owner else _functions(tree, selector),
+        lambda piece, tree: _functions(tree, selector),
     )
     if parts is None:
         parts = [_functions(_parse_python(source), selector)]
@@ -676,7 +681,7 @@ def behaviour(source: str, selector: str, field: str) -> list[Observation]:
         root = tree.body[0] if piece.owner else tree  # a member sits in the wrapper class
         return _holds(piece.text, _definitions(root, piece.owner), selector)
 
-    parts = blocks.read_pieces(source, (word,), ("behaviour", selector), piece_holds)
+    parts = blocks.read_pieces(source, blocks.holding(word), ("behaviour", selector), piece_holds)
     if parts is None:
         parts = [_holds(source, _definitions(_parse_python(source)), selector)]
     return [Observation(field, "", None, None)] if any(parts) else []

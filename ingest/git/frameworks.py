@@ -34,6 +34,7 @@ from ingest.git.history import (
     open_repository,
 )
 from ingest.git.history import resolve_branch as branch_ref
+from ingest.landing import validation
 from ingest.landing.raw import (
     Record,
     ensure_all_raw_tables,
@@ -41,7 +42,6 @@ from ingest.landing.raw import (
     latest_payloads,
     transaction,
 )
-from ingest.landing import validation
 from ingest.landing.runs import Counts, ingest_run
 from ingest.landing.state import StateTable
 from ingest.project import read_seed
