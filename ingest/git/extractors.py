@@ -599,10 +599,17 @@ def _constant_strings(value: ast.AST | None, part: str) -> list[str]:
     return [v for v in found if v != _NULL]
 
 
+_TOP_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)  # at column 0
+
+
 def functions(source: str, selector: str, field: str) -> list[Observation]:
     parts = blocks.read_pieces(
         source,
-        lambda piece: not piece.owner and "def " in piece.own,  # a top-level function
+        # a top-level piece defining a function the selector names: a module's other functions
+        # (most of an algorithm module) are not parsed
+        lambda piece: (
+            not piece.owner and any(_listed(name, selector) for name in _TOP_DEF.findall(piece.own))
+        ),
         ("functions", selector),
         lambda piece, tree: _functions(tree, selector),
     )
@@ -615,10 +622,12 @@ def _functions(tree: ast.Module, selector: str) -> list[str]:
     return [
         n.name
         for n in tree.body
-        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-        and fnmatch.fnmatchcase(n.name, selector or "*")
-        and not n.name.startswith("_")
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and _listed(n.name, selector)
     ]
+
+
+def _listed(name: str, selector: str) -> bool:
+    return fnmatch.fnmatchcase(name, selector or "*") and not name.startswith("_")
 
 
 def _definitions(tree: ast.AST, prefix: str = "") -> Iterator[tuple[str, ast.AST]]:
