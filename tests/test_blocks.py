@@ -188,8 +188,9 @@ def test_a_file_that_does_not_parse_where_it_is_read_fails_as_a_whole_file_does(
 
 
 def test_a_method_no_reader_looks_into_is_not_parsed(monkeypatch):
-    """A function holding none of a reader's words, and no class or flag, is skipped unparsed:
-    even one that does not parse changes no reading."""
+    """A function holding none of a reader's words, and defining no class (a docstring's
+    "subclass" is no class) and no flag, is skipped unparsed: even one that does not parse
+    changes no reading."""
     parsed = []
     real = ast.parse
     monkeypatch.setattr(
@@ -197,7 +198,7 @@ def test_a_method_no_reader_looks_into_is_not_parsed(monkeypatch):
     )
     unrelated = SOURCE.replace(
         "    def compute_loss(self, logits):", "    def compute_loss(self, logits:"
-    ).replace("def parser():", "def helper(:\n    pass\n\n\ndef parser():")
+    ).replace("def parser():", 'def helper(:\n    """For a subclass of Base."""\n\n\ndef parser():')
     for extractor, selector in [
         (extractors.compare, "loss_type"),
         (extractors.enum, "AdvantageEstimator"),

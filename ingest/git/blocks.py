@@ -31,7 +31,8 @@ _HEADER = re.compile(r"(?:@[^\n]*\n)*class\s+(\w+)[^\n]*:\n")  # one line each
 # a function's definition: comments, one-line decorators, then `def` (a decorator over several
 # lines does not match, and the piece counts as something else, which readers of classes read)
 _FUNCTION = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async[ \t]+)?def\b")
-CLASSES = ("class ", "class\t")  # what a piece that defines a class holds
+# a class statement: it starts a line (a docstring's "the class " or "subclass " does not)
+_CLASS = re.compile(r"^[ \t]*class[ \t]+\w", re.MULTILINE)
 WRAPPER = "class _:\n"  # a member is parsed inside a class, as it stands in the file
 
 
@@ -188,9 +189,13 @@ def holding(*words: str) -> Callable[[Piece], bool]:
 
 def declaring(*words: str) -> Callable[[Piece], bool]:
     """The pieces that may declare a class, a class's field or enum member, or hold one of
-    ``words``: all but a function (or method) that holds none of them nor a class."""
-    holds = holding(*CLASSES, *words)
-    return lambda piece: bool(piece.owner and not piece.function) or holds(piece)
+    ``words``: all but a function (or method) that holds none of them and states no class."""
+    holds = holding(*words)
+    return lambda piece: (
+        bool(piece.owner and not piece.function)
+        or _CLASS.search(piece.own) is not None
+        or holds(piece)
+    )
 
 
 def read_pieces(
