@@ -420,40 +420,64 @@ def declared_field(source: str, selector: str, field: str) -> list[Observation]:
     if selector.startswith("-"):
         return _argparse(source, selector, field)
     class_name, _, wanted = selector.partition(".")
-
-    def piece_fields(piece: blocks.Piece, tree: ast.Module) -> list[Observation]:
-        named = [c for c in _classes(tree) if c.name == class_name]
-        if piece.owner != f"{class_name}.":
-            return _class_fields(named, wanted, field)
-        if named:  # a class of the same name inside a member: read the file whole
-            raise blocks.WholeFile
-        return _class_fields(tree.body[:1], wanted, field)  # the wrapper a member sits in
-
-    reader = ("field", selector, field)
-    parts = blocks.read_pieces(source, blocks.declaring(), reader, piece_fields)
-    if parts is None:
-        tree = _parse_python(source)
-        parts = [_class_fields([c for c in _classes(tree) if c.name == class_name], wanted, field)]
-    return [observation for part in parts for observation in part]
-
-
-def _class_fields(classes: Iterable[ast.AST], wanted: str, field: str) -> list[Observation]:
-    """The field ``wanted`` (or every field, ``*``) of the ``classes``, in order."""
     out: list[Observation] = []
-    for cls in classes:
-        for stmt in cls.body:
-            if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
-                continue
-            name = stmt.target.id
-            if wanted not in ("*", name) or name.startswith("_"):
-                continue
-            default, choices = _field_default_and_choices(stmt)
-            reported = field.replace("*", name)
-            if choices:
-                out += _choices(choices, reported, default)
-            else:
-                out.append(Observation(reported, "", None, _text(default)))
+    for cls, name, default, choices in _fields(source, class_name):
+        if cls != class_name or wanted not in ("*", name):
+            continue
+        reported = field.replace("*", name)
+        if choices:
+            out += _choices(choices, reported, default)
+        else:
+            out.append(Observation(reported, "", None, _text(default)))
     return out
+
+
+def _fields(source: str, class_name: str) -> tuple[tuple[str, str, Any, list], ...]:
+    """(class, field, default, choices) of the annotated fields of every class in ``source``, in
+    the order of a depth-first walk: read piece by piece for every class at once, or the file
+    whole for a class that has a class of its own name inside one of its members."""
+    found, whole = _piecewise_fields(source)
+    if whole is not None and class_name not in whole:
+        return found
+    return _whole_file_fields(source)
+
+
+@lru_cache(maxsize=4)  # a config module is read for dozens of fields at each version
+def _piecewise_fields(source: str) -> tuple[tuple[tuple, ...], frozenset[str] | None]:
+    """The fields piece by piece, and the classes to read whole (None: the whole file)."""
+
+    def piece_fields(piece: blocks.Piece, tree: ast.Module) -> list[tuple]:
+        classes = list(_classes(tree))
+        if not piece.owner:
+            return _class_fields(classes)
+        owner, (wrapper, *nested) = piece.owner[:-1], classes  # a member sits in the wrapper
+        if any(c.name == owner for c in nested):  # a marker: this class is read whole
+            return [(owner, None, None, None), *_class_fields(nested)]
+        return [(owner, *rest) for _, *rest in _class_fields([wrapper])] + _class_fields(nested)
+
+    parts = blocks.read_pieces(source, blocks.declaring(), ("fields",), piece_fields)
+    if parts is None:
+        return (), None
+    entries = [entry for part in parts for entry in part]
+    whole = frozenset(cls for cls, name, _, _ in entries if name is None)
+    return tuple(e for e in entries if e[1] is not None and e[0] not in whole), whole
+
+
+@lru_cache(maxsize=4)
+def _whole_file_fields(source: str) -> tuple[tuple[str, str, Any, list], ...]:
+    return tuple(_class_fields(_classes(_parse_python(source))))
+
+
+def _class_fields(classes: Iterable[ast.ClassDef]) -> list[tuple[str, str, Any, list]]:
+    """(class, field, default, choices) of the public annotated fields of the ``classes``."""
+    return [
+        (cls.name, stmt.target.id, *_field_default_and_choices(stmt))
+        for cls in classes
+        for stmt in cls.body
+        if isinstance(stmt, ast.AnnAssign)
+        and isinstance(stmt.target, ast.Name)
+        and not stmt.target.id.startswith("_")
+    ]
 
 
 @dataclass(frozen=True)
