@@ -47,6 +47,7 @@ from ingest.git.extractors import (
     _parse_python,
     _text,
     argument,
+    is_argument_call,
     walk_near,
 )
 from ingest.project import YAML_LOADER
@@ -248,7 +249,7 @@ def _container(annotation: ast.AST | None) -> tuple[str, str | None]:
 
 
 def _argparse(tree: ast.Module, source: str, path: str) -> Iterator[Definition]:
-    for node in walk_near(tree, source, ARGUMENT_CALLS):
+    for node in walk_near(tree, source, ARGUMENT_CALLS, leaf=is_argument_call):
         arg = argument(node)
         if arg is None:
             continue

@@ -41,7 +41,7 @@ import fnmatch
 import json
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -89,8 +89,11 @@ PEP695_PARAMS = re.compile(r"^(\s*(?:async\s+)?(?:def|class)\s+\w+)\[[^\]\n]*\]"
 PEP695_TYPE_ALIAS = re.compile(r"^(\s*)type\s+(?=\w+(?:\[[^\]\n]*\])?\s*=)", re.M)
 
 
-def _near(tree: ast.AST, source: str, *words: str) -> Iterator[ast.AST]:
-    """The nodes of ``tree`` in statements whose lines mention one of ``words``, depth first.
+def _near(
+    tree: ast.AST, source: str, *words: str, leaf: Callable[[ast.AST], bool] = lambda node: False
+) -> Iterator[ast.AST]:
+    """The nodes of ``tree`` in statements whose lines mention one of ``words``, depth first;
+    what is inside a ``leaf`` node (an argparse call's arguments) is not visited.
 
     Files such as a trainer or an argument parser are parsed at hundreds of commits; visiting only
     the subtrees that span a line naming what is sought keeps that affordable, and loses nothing:
@@ -104,19 +107,26 @@ def _near(tree: ast.AST, source: str, *words: str) -> Iterator[ast.AST]:
         node = stack.pop()
         if _spans(node, lines):
             yield node
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+            if not leaf(node):
+                stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
-def walk_near(tree: ast.Module, source: str, words: tuple[str, ...]) -> Iterator[ast.AST]:
+def walk_near(
+    tree: ast.Module,
+    source: str,
+    words: tuple[str, ...],
+    leaf: Callable[[ast.AST], bool] = lambda node: False,
+) -> Iterator[ast.AST]:
     """The nodes ``ast.walk`` yields (breadth first, in its order) that lie in statements whose
-    lines mention one of ``words``: what ``_near`` skips, for a reader whose results depend on
-    the order (a flag declared twice keeps its last declaration)."""
+    lines mention one of ``words``, not inside a ``leaf`` node: what ``_near`` skips, for a
+    reader whose results depend on the order (a flag declared twice keeps its last declaration)."""
     lines = sorted({n for word in words for n in _lines_with(source, word)})
     todo = deque([tree] if lines else [])
     while todo:
         node = todo.popleft()
         if _spans(node, lines):
-            todo.extend(ast.iter_child_nodes(node))
+            if not leaf(node):
+                todo.extend(ast.iter_child_nodes(node))
             yield node
 
 
@@ -495,9 +505,14 @@ class Argument:
 ARGUMENT_CALLS = ("add_argument", "reset_arg")
 
 
+def is_argument_call(node: ast.AST) -> bool:
+    """An ``add_argument`` (or ``reset_arg``) call: no flag is declared inside its arguments."""
+    return isinstance(node, ast.Call) and _name(node.func) in ARGUMENT_CALLS
+
+
 def argument(node: ast.AST) -> Argument | None:
     """The argument a call declares, or None if it declares no flag."""
-    if not (isinstance(node, ast.Call) and _name(node.func) in ARGUMENT_CALLS):
+    if not is_argument_call(node):
         return None
     flags = tuple(
         a.value
@@ -555,7 +570,8 @@ def _arguments(source: str) -> dict[str, list[Argument]]:
 
 
 def _declared_arguments(tree: ast.Module, source: str) -> list[Argument]:
-    return [a for node in _near(tree, source, *ARGUMENT_CALLS) if (a := argument(node))]
+    near = _near(tree, source, *ARGUMENT_CALLS, leaf=is_argument_call)
+    return [a for node in near if (a := argument(node))]
 
 
 def _leaves(node: Any, prefix: str) -> dict[str, Any]:
