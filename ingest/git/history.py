@@ -398,6 +398,7 @@ class Miner:
         self.ids: dict[str, frozenset[str]] = {}
         self.readings: dict[tuple, list[dict] | str] = {}
         self.where: dict[str, tuple[Location, ...]] = {}
+        self.source_at: dict[str | None, ConfigSource | None] = {}
         self.sizes: dict[str, int | None] = {}
         self.last_text: tuple[str | None, str | None] = (None, None)
         self.kept: dict[str, bytes] = {}  # config files' blobs, compressed, from the prefetch
@@ -528,7 +529,9 @@ class Miner:
         )
 
     def source_of(self, path: str | None) -> ConfigSource | None:
-        return next((s for s in self.sources if path and s.match(path)), None)
+        if path not in self.source_at:  # asked of both sides of every change in the history
+            self.source_at[path] = next((s for s in self.sources if path and s.match(path)), None)
+        return self.source_at[path]
 
     def declared_in(self, path: str, blob: str, syntax: str) -> dict | None:
         """What one config file declares (None if it cannot be read). A YAML file is parsed
