@@ -224,3 +224,22 @@ def test_a_new_version_parses_only_the_statement_that_changed(monkeypatch):
     found = extractors.compare(changed, "loss_type", "field")
     assert "orpo" in {o.value for o in found} and "bco" not in {o.value for o in found}
     assert len(parsed) == 1 and "def check(self)" in parsed[0]
+
+
+def test_a_function_listed_by_name_is_not_parsed(monkeypatch):
+    """The functions extractor reads a name from its def line: the body of a training loop is
+    never parsed for it (even one that would not parse)."""
+    parsed = []
+    real = ast.parse
+    monkeypatch.setattr(
+        blocks.ast, "parse", lambda text, *a, **k: parsed.append(text) or real(text)
+    )
+    broken = SOURCE.replace("        return 1\n    elif", "        return (1\n    elif")
+    assert extractors.functions(broken, "*_loss", "f") == extractors.functions(
+        SOURCE, "*_loss", "f"
+    )
+    assert [o.value for o in extractors.functions(SOURCE, "*_loss", "f")] == [
+        "vanilla_loss",
+        "grpo_loss",
+    ]
+    assert not [text for text in parsed if "def vanilla_loss" in text or "def grpo_loss" in text]

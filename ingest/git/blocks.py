@@ -30,7 +30,9 @@ _DEFINES = re.compile(r"(?:async\s+def|def|class)\b")
 _HEADER = re.compile(r"(?:@[^\n]*\n)*class\s+(\w+)[^\n]*:\n")  # one line each
 # a function's definition: comments, one-line decorators, then `def` (a decorator over several
 # lines does not match, and the piece counts as something else, which readers of classes read)
-_FUNCTION = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async[ \t]+)?def\b")
+_FUNCTION = re.compile(
+    r"(?:[ \t]*(?:#[^\n]*)?\n)*(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)"
+)
 # a class statement: it starts a line (a docstring's "the class " or "subclass " does not)
 _CLASS = re.compile(r"^[ \t]*class[ \t]+\w", re.MULTILINE)
 WRAPPER = "class _:\n"  # a member is parsed inside a class, as it stands in the file
@@ -47,7 +49,7 @@ class Piece:
     header: bool
     key: bytes  # the digest of all three
     own: str  # the text as it stands in the file (a member without WRAPPER)
-    function: bool  # the piece defines a function (or method), nothing else
+    function: str  # the name of the function (or method) the piece defines, if nothing else
 
 
 class WholeFile(Exception):
@@ -155,7 +157,8 @@ def _members(
 def _piece(text: str, owner: str, header: bool = False) -> Piece:
     digest = hashlib.sha1(f"{header}|{owner}|{text}".encode()).digest()
     own = text[len(WRAPPER) :] if owner else text
-    return Piece(text, owner, header, digest, own, bool(_FUNCTION.match(own)))
+    function = _FUNCTION.match(own)
+    return Piece(text, owner, header, digest, own, function.group(1) if function else "")
 
 
 _PARSES: dict[bytes, bool] = {}  # every piece met in the walk: whether it parses on its own
@@ -203,12 +206,14 @@ def read_pieces(
     wanted: Callable[[Piece], bool],
     reader: tuple,
     read: Callable[[Piece, ast.Module], list],
+    unparsed: Callable[[Piece], list | None] = lambda piece: None,
 ) -> list[list] | None:
     """What ``read(piece, tree)`` finds in each ``wanted`` piece of ``source``, piece by piece in
     the file's order. ``reader`` names ``read`` and its arguments: what it finds in a piece is
     kept under it. None when the file must be read whole: ``read`` asks for it, or a piece it
     reads does not parse on its own (a wrong cut, or a file that does not parse there). Only
-    the pieces read are parsed: a method no reader wants costs nothing."""
+    the pieces read are parsed: a method no reader wants costs nothing, and neither does one
+    whose reading ``unparsed`` gives from its text alone (a function's name)."""
     out: list[list] = []
     try:
         for piece in pieces(source):
@@ -216,9 +221,10 @@ def read_pieces(
                 continue
             key = (piece.key, reader)
             if key not in _READ:
-                if not _parses(piece):
+                found = unparsed(piece)
+                if found is None and not _parses(piece):
                     return None
-                _READ[key] = read(piece, _tree(piece))
+                _READ[key] = read(piece, _tree(piece)) if found is None else found
             out.append(_READ[key])
     except WholeFile:
         return None

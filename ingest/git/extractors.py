@@ -652,6 +652,11 @@ def functions(source: str, selector: str, field: str) -> list[Observation]:
         ),
         ("functions", selector),
         lambda piece, tree: _functions(tree, selector),
+        # a function's name is on its def line: its body (an algorithm module's training loop,
+        # hundreds of lines) is not parsed for it
+        lambda piece: (
+            [piece.function] if piece.function and _listed(piece.function, selector) else None
+        ),
     )
     if parts is None:
         parts = [_functions(_parse_python(source), selector)]
