@@ -735,7 +735,14 @@ def behaviour(source: str, selector: str, field: str) -> list[Observation]:
         root = tree.body[0] if piece.owner else tree  # a member sits in the wrapper class
         return _holds(piece.text, _definitions(root, piece.owner), selector)
 
-    parts = blocks.read_pieces(source, blocks.holding(word), ("behaviour", selector), piece_holds)
+    # only a piece that defines the name can hold its behaviour: one that calls it is not parsed
+    defines = re.compile(rf"\b(?:def|class)\s+{re.escape(word)}\b").search
+    parts = blocks.read_pieces(
+        source,
+        lambda piece: word in piece.own and defines(piece.own) is not None,
+        ("behaviour", selector),
+        piece_holds,
+    )
     if parts is None:
         parts = [_holds(source, _definitions(_parse_python(source)), selector)]
     return [Observation(field, "", None, None)] if any(parts) else []
