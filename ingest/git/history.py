@@ -27,6 +27,7 @@ From that walk come three raw entities:
 import fnmatch
 import gc
 import hashlib
+import operator
 import re
 import subprocess
 import threading
@@ -743,7 +744,7 @@ class Miner:
                 else:
                     state.last_good[slot] = reading
                 options += [{**o, **where} for o in reading]
-        unique = {tuple(sorted(o.items(), key=lambda kv: kv[0])): o for o in _merged(options)}
+        unique = {_option_key(o): o for o in _merged(options)}
         return {
             "framework": self.framework,
             "sha": commit.sha,
@@ -752,6 +753,12 @@ class Miner:
             "options": sorted(unique.values(), key=lambda o: (o["field"], o["value"], o["path"])),
             "parse_failures": sorted(failures, key=lambda f: f["path"]),
         }
+
+
+# every option has these keys and no other: an option set holds each option once
+_option_key = operator.itemgetter(
+    "field", "value", "is_default", "field_default", "path", "extractor", "tier"
+)
 
 
 @contextmanager
