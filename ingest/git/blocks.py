@@ -49,7 +49,7 @@ class Piece:
     header: bool
     key: bytes  # the digest of all three
     own: str  # the text as it stands in the file (a member without WRAPPER)
-    function: str  # the name of the function (or method) the piece defines, if nothing else
+    function: str  # the name of the function (or method) the piece is, or "" if it is none
 
 
 class WholeFile(Exception):
