@@ -30,6 +30,7 @@ from ingest.git.history import (
     Mined,
     Miner,
     State,
+    fewer_collections,
     left_branch,
     open_repository,
 )
@@ -373,8 +374,10 @@ def ingest_all(
     longest_first = sorted(plans.values(), key=lambda chosen: chosen.commits, reverse=True)
     workers, context = min(jobs, len(plans)), get_context("fork")
     read_fd, write_fd = os.pipe()  # the workers' progress reports
-    # the relay thread starts after the workers are forked: a fork copies no thread of ours
+    # the relay thread starts after the workers are forked: a fork copies no thread of ours;
+    # importing Great Expectations and landing make millions of objects, few in a cycle
     with (
+        fewer_collections(),
         context.Pool(workers, initializer=_start_worker, initargs=(write_fd,)) as pool,
         progress.relayed(read_fd, write_fd),
     ):

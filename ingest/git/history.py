@@ -763,9 +763,10 @@ _option_key = operator.itemgetter(
 
 @contextmanager
 def fewer_collections() -> Iterator[None]:
-    """Collect cyclic garbage less often while a walk runs. A walk makes millions of syntax-tree
-    nodes, none in a cycle, and holds what it read so far; the collector's default pace spent a
-    tenth of the walk going over both. What existed before is left out of its counts."""
+    """Collect cyclic garbage less often while a walk runs (or its records land). A walk makes
+    millions of syntax-tree nodes, none in a cycle, and holds what it read so far; the
+    collector's default pace spent a tenth of the walk going over both. What existed before is
+    left out of its counts."""
     thresholds = gc.get_threshold()
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
