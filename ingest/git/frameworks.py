@@ -30,8 +30,8 @@ from ingest.git.history import (
     Mined,
     Miner,
     State,
-    fewer_collections,
     left_branch,
+    no_cycle_collection,
     open_repository,
 )
 from ingest.git.history import resolve_branch as branch_ref
@@ -377,7 +377,7 @@ def ingest_all(
     # the relay thread starts after the workers are forked: a fork copies no thread of ours;
     # importing Great Expectations and landing make millions of objects, few in a cycle
     with (
-        fewer_collections(),
+        no_cycle_collection(),
         context.Pool(workers, initializer=_start_worker, initargs=(write_fd,)) as pool,
         progress.relayed(read_fd, write_fd),
     ):

@@ -421,7 +421,7 @@ class Miner:
         return self.where[path]
 
     def run(self, ref: str, state: State, after: str | None = None) -> Mined:
-        with fewer_collections():
+        with no_cycle_collection():
             return self._run(ref, state, after)
 
     def _run(self, ref: str, state: State, after: str | None) -> Mined:
@@ -762,18 +762,19 @@ _option_key = operator.itemgetter(
 
 
 @contextmanager
-def fewer_collections() -> Iterator[None]:
-    """Collect cyclic garbage less often while a walk runs (or its records land). A walk makes
-    millions of syntax-tree nodes, none in a cycle, and holds what it read so far; the
-    collector's default pace spent a tenth of the walk going over both. What existed before is
-    left out of its counts."""
-    thresholds = gc.get_threshold()
+def no_cycle_collection() -> Iterator[None]:
+    """Collect no cyclic garbage while a walk runs (or its records land). A walk makes millions
+    of syntax-tree nodes, none in a cycle, and holds what it read so far: the collector's default
+    pace spent a tenth of the walk going over both, and even rare passes cost a twentieth of a
+    run. The few cycles made meanwhile are collected when it ends."""
+    enabled = gc.isenabled()
     gc.freeze()
-    gc.set_threshold(100_000, 50, 100)
+    gc.disable()
     try:
         yield
     finally:
-        gc.set_threshold(*thresholds)
+        if enabled:
+            gc.enable()
         gc.unfreeze()
 
 
